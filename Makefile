@@ -1,0 +1,37 @@
+# Two commands matter: `make run` serves the API, `make test` runs every test.
+# Both build the virtual environment from requirements.lock first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export PORT
+
+.PHONY: run test lint typecheck openapi bench venv clean
+
+$(VENV)/.installed: requirements.lock
+	@command -v python3 >/dev/null || (apt-get update -qq && apt-get install -y -qq python3 python3-venv)
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.lock
+	touch $@
+
+venv: $(VENV)/.installed
+
+run: venv
+	$(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py service.wsgi:app
+
+lint: venv
+	$(PY) -m ruff check service tests bench
+	$(PY) -m mypy
+
+test: venv lint
+	$(PY) -m pytest -q
+
+openapi: venv
+	$(VENV)/bin/flask --app service.wsgi openapi write --format=yaml openapi.yaml
+
+bench: venv
+	$(PY) bench/engine_bench.py
+	$(PY) bench/http_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,86 @@
+"""Cards as small ints, and their two-character notation.
+
+A card is ``suit << 4 | rank`` with rank 1 (Ace) .. 13 (King) and suit 0..3 in the
+order C, D, H, S. Small ints keep states compact and hashing cheap in the solver's
+inner loop; the text form ``"TH"`` exists only at the edges.
+
+>>> format_card(parse_card("10h"))
+'TH'
+>>> rank_of(parse_card("KS")), suit_of(parse_card("KS"))
+(13, 3)
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+Card = int
+
+RANKS: Final = "A23456789TJQK"
+SUITS: Final = "CDHS"
+CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
+ACE, JACK, QUEEN, KING = 1, 11, 12, 13
+
+RANK_NAMES: Final = {
+    1: "Ace", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven",
+    8: "Eight", 9: "Nine", 10: "Ten", 11: "Jack", 12: "Queen", 13: "King",
+}
+SUIT_NAMES: Final = ("Clubs", "Diamonds", "Hearts", "Spades")
+
+
+class CardError(ValueError):
+    """Raised for text that is not a card."""
+
+
+def make_card(rank: int, suit: int) -> Card:
+    return suit << 4 | rank
+
+
+def rank_of(card: Card) -> int:
+    return card & 15
+
+
+def suit_of(card: Card) -> int:
+    return card >> 4
+
+
+def is_red(card: Card) -> bool:
+    return (card >> 4) in (DIAMONDS, HEARTS)
+
+
+def format_card(card: Card) -> str:
+    return RANKS[(card & 15) - 1] + SUITS[card >> 4]
+
+
+def card_name(card: Card) -> str:
+    """``'Ten of Hearts'``: for messages meant for people."""
+    return f"{RANK_NAMES[card & 15]} of {SUIT_NAMES[card >> 4]}"
+
+
+def rank_name(rank: int) -> str:
+    return RANK_NAMES[rank]
+
+
+def parse_card(text: str) -> Card:
+    """Read ``"TH"``, ``"10h"``, ``"th"``; raise :class:`CardError` otherwise."""
+    if not isinstance(text, str):
+        raise CardError(f"a card is a string like 'TH', not {type(text).__name__}")
+    t = text.strip().upper()
+    if t.startswith("10"):
+        t = "T" + t[2:]
+    if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
+        raise CardError(f"{text!r} is not a card (expected rank A23456789TJQK then suit CDHS, e.g. 'TH')")
+    return make_card(RANKS.index(t[0]) + 1, SUITS.index(t[1]))
+
+
+def full_suit_deck(ranks: tuple[int, ...], decks: int = 1) -> tuple[Card, ...]:
+    """Cards in PySolFC's creation order: deck by deck, suits C S H D, ranks as given.
+
+    The order matters only as the input of the shuffle (deal numbers are shared with
+    PySolFC); everywhere else a deck is a multiset.
+    """
+    order = (CLUBS, SPADES, HEARTS, DIAMONDS)
+    return tuple(make_card(r, s) for _ in range(decks) for s in order for r in ranks)
+
+
+ALL_RANKS: Final = tuple(range(1, 14))

@@ -1,0 +1,394 @@
+"""The shared game interface: states, moves, pile layouts and the Game base class.
+
+Every game is a :class:`Game` subclass (one file per game or family) behind the same
+interface, in the spirit of OpenSpiel: ``initial_state``, ``legal_moves``,
+``apply``, ``status``. States and moves are immutable tuples of small ints so that
+the solver can hash and copy them cheaply; names like ``"tableau:3"`` and ``"TH"``
+exist only in :mod:`service.engine.notation`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+from typing import Any, ClassVar, NamedTuple
+
+from .cards import Card, format_card
+
+Pile = tuple[Card, ...]
+
+
+class Action(IntEnum):
+    MOVE = 0
+    DEAL = 1
+    REDEAL = 2
+
+
+class Move(NamedTuple):
+    """One move. ``src``/``dst`` are flat pile indices (see :attr:`Game.pile_refs`).
+
+    ``Move(Action.DEAL)`` turns the stock; ``Move(Action.REDEAL)`` redeals.
+    """
+
+    action: int
+    src: int = -1
+    dst: int = -1
+    count: int = 0
+
+
+DEAL = Move(Action.DEAL)
+REDEAL = Move(Action.REDEAL)
+
+
+class State(NamedTuple):
+    """A complete position: every pile (flat, in layout order), the game's counters and
+    the deal number (later reshuffles are derived from it)."""
+
+    piles: tuple[Pile, ...]
+    counters: tuple[int, ...]
+    deal: int
+
+
+class Status(str, Enum):
+    PLAYING = "playing"
+    WON = "won"
+    LOST = "lost"
+
+
+class EventKind(str, Enum):
+    MOVE = "move"          # a card move the player asked for
+    AUTO = "auto"          # a card move the rules made by themselves (a refill)
+    AUTOPLAY = "autoplay"  # a safe foundation move made because autoplay was asked
+    DEAL = "deal"
+    REDEAL = "redeal"
+
+
+class Event(NamedTuple):
+    """Something that happened while applying a move, for the API's ``events``."""
+
+    kind: EventKind
+    src: int = -1
+    dst: int = -1
+    cards: tuple[Card, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PileGroup:
+    """A named group of piles and how a generic frontend should lay it out.
+
+    Piles of the group sit left to right from (``row``, ``column``) on a grid of card
+    slots, wrapping after ``per_row`` piles. ``fan`` says how a pile's cards spread:
+    ``"none"`` (stacked, only the top shows), ``"down"`` (overlapping downwards) or
+    ``"right"``.
+    """
+
+    name: str
+    count: int
+    row: int
+    column: int
+    fan: str = "none"
+    face_down: bool = False
+    per_row: int = 0  # 0: all on one row
+    capacity: int = 0  # 0: unlimited
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class CounterSpec:
+    """An integer the rules need beyond the piles (redeals used, idle passes...)."""
+
+    name: str
+    minimum: int
+    maximum: int
+    description: str
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """A rule option a client may set when dealing (validated against ``choices``)."""
+
+    name: str
+    description: str
+    default: Any
+    choices: tuple[Any, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def check(self, value: Any) -> str | None:
+        """Why ``value`` is not allowed, or None."""
+        if self.choices:
+            if isinstance(value, bool) or value not in self.choices:
+                return f"must be one of {list(self.choices)}"
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "must be an integer"
+        if self.minimum is not None and value < self.minimum:
+            return f"must be at least {self.minimum}"
+        if self.maximum is not None and value > self.maximum:
+            return f"must be at most {self.maximum}"
+        return None
+
+
+class Problem(NamedTuple):
+    """One thing wrong with a state: ``where`` is a JSON pointer into the state."""
+
+    where: str
+    message: str
+
+
+class Rejection(NamedTuple):
+    """Why a move is illegal: a short rule id and the rule in words."""
+
+    rule: str
+    detail: str
+
+
+class RulesError(ValueError):
+    """Options or a request that the rules cannot accept (bad option values...)."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+MAX_DEAL = 10**20 - 1  # PySolFC deal numbers have up to 20 digits
+
+
+@dataclass
+class Game:
+    """Base class of every game. Subclasses set the class attributes and implement
+    :meth:`deal_state`, :meth:`legal_moves`, :meth:`_apply` and :meth:`is_won`.
+
+    An instance is one game with one set of option values; it holds no position.
+    """
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    decks: ClassVar[int] = 1
+    summary: ClassVar[str]
+    rules_text: ClassVar[str]
+    autoplay_rule: ClassVar[str] = "No move is ever made automatically."
+    has_deal: ClassVar[bool] = False  # the game has a stock the player deals from
+    has_redeal: ClassVar[bool] = False
+
+    options: dict[str, Any] = field(default_factory=dict)
+
+    # Filled by __post_init__ from groups().
+    groups: tuple[PileGroup, ...] = field(init=False)
+    counter_specs: tuple[CounterSpec, ...] = field(init=False)
+    group_start: dict[str, int] = field(init=False)
+    pile_refs: tuple[tuple[str, int], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.groups = self.make_groups()
+        self.counter_specs = self.make_counters()
+        start = 0
+        self.group_start = {}
+        refs: list[tuple[str, int]] = []
+        for g in self.groups:
+            self.group_start[g.name] = start
+            refs.extend((g.name, i) for i in range(g.count))
+            start += g.count
+        self.pile_refs = tuple(refs)
+        self.group_of: tuple[str, ...] = tuple(name for name, _ in refs)
+        self._deck_counts = Counter(self.deck())
+
+    # --- description -----------------------------------------------------------
+    @classmethod
+    def option_specs(cls) -> tuple[OptionSpec, ...]:
+        return ()
+
+    def make_groups(self) -> tuple[PileGroup, ...]:
+        raise NotImplementedError
+
+    def make_counters(self) -> tuple[CounterSpec, ...]:
+        return ()
+
+    def deck(self) -> tuple[Card, ...]:
+        """Every card of the game, in PySolFC's creation order (input of the shuffle)."""
+        raise NotImplementedError
+
+    def group_range(self, name: str) -> range:
+        start = self.group_start[name]
+        return range(start, start + self.group(name).count)
+
+    def group(self, name: str) -> PileGroup:
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise KeyError(name)
+
+    def has_group(self, name: str) -> bool:
+        return name in self.group_start
+
+    def ref(self, pile: int) -> str:
+        """``'tableau:3'`` for a flat pile index."""
+        name, i = self.pile_refs[pile]
+        return f"{name}:{i}"
+
+    def rules_description(self) -> str:
+        return f"{self.rules_text.strip()}\n\nAutoplay (\"safe\"): {self.autoplay_rule}"
+
+    # --- play --------------------------------------------------------------------
+    def initial_state(self, deal: int) -> State:
+        if not 0 <= deal <= MAX_DEAL:
+            raise RulesError(f"deal numbers run from 0 to {MAX_DEAL}", "deal")
+        return self.deal_state(deal)
+
+    def deal_state(self, deal: int) -> State:
+        raise NotImplementedError
+
+    def legal_moves(self, state: State) -> list[Move]:
+        raise NotImplementedError
+
+    def _apply(self, state: State, move: Move, events: list[Event] | None) -> State:
+        """Apply a move known to be legal; append what happened to ``events``."""
+        raise NotImplementedError
+
+    def apply(self, state: State, move: Move) -> State:
+        """Apply a legal move (not checked: the solver's fast path)."""
+        return self._apply(state, move, None)
+
+    def play(self, state: State, move: Move) -> tuple[State, list[Event]]:
+        """Apply a legal move and say what happened, automatic moves included."""
+        events: list[Event] = []
+        return self._apply(state, move, events), events
+
+    def is_won(self, state: State) -> bool:
+        raise NotImplementedError
+
+    def status(self, state: State, moves: list[Move] | None = None) -> Status:
+        if self.is_won(state):
+            return Status.WON
+        if moves is None:
+            moves = self.legal_moves(state)
+        return Status.PLAYING if moves else Status.LOST
+
+    def check_move(self, state: State, move: Move) -> Rejection | None:
+        """None when ``move`` is legal in ``state``, else the rule that forbids it."""
+        if move in self.legal_moves(state):
+            return None
+        if self.is_won(state):
+            return Rejection("game-over", "the game is already won: no move is left to make")
+        if move.action == Action.DEAL:
+            return self.why_no_deal(state)
+        if move.action == Action.REDEAL:
+            return self.why_no_redeal(state)
+        n = len(state.piles)
+        if not (0 <= move.src < n and 0 <= move.dst < n):
+            return Rejection("no-such-pile", "the move names a pile this game does not have")
+        if move.src == move.dst:
+            return Rejection("same-pile", "a card cannot move onto the pile it comes from")
+        src = state.piles[move.src]
+        if not src:
+            return Rejection("empty-source", f"{self.ref(move.src)} is empty: there is no card to move")
+        if move.count < 1 or move.count > len(src):
+            return Rejection(
+                "bad-count", f"{self.ref(move.src)} holds {len(src)} card(s); cannot move {move.count}"
+            )
+        return self.why_illegal(state, move) or Rejection(
+            "not-allowed", f"the rules of {self.name} do not allow this move"
+        )
+
+    def why_no_deal(self, state: State) -> Rejection:
+        return Rejection("no-deal", f"{self.name} has no stock to deal from")
+
+    def why_no_redeal(self, state: State) -> Rejection:
+        return Rejection("no-redeal", f"{self.name} has no redeal")
+
+    def why_illegal(self, state: State, move: Move) -> Rejection | None:
+        """Game-specific reason a card move is illegal (basic checks already passed)."""
+        return None
+
+    def autoplay_move(self, state: State) -> Move | None:
+        """A foundation move that can never hurt, or None (see :attr:`autoplay_rule`)."""
+        return None
+
+    # --- validation --------------------------------------------------------------
+    def validate(self, state: State) -> list[Problem]:
+        """Problems that make ``state`` unreachable in shape; empty when it is fine.
+
+        Checks the deck (each card exactly as often as the game holds it), pile
+        capacities and the counters here; :meth:`validate_piles` adds the game's own
+        checks (foundation order, pile sizes a deal can produce...).
+        """
+        problems: list[Problem] = []
+        if len(state.piles) != len(self.pile_refs):
+            return [Problem("/piles", "wrong number of piles for this game")]
+        seen: Counter[Card] = Counter()
+        for pile in state.piles:
+            seen.update(pile)
+        for card, n in sorted(seen.items()):
+            want = self._deck_counts.get(card, 0)
+            where = self._where_card(state, card)
+            if want == 0:
+                problems.append(Problem(where, f"{format_card(card)} is not in {self.name}'s deck"))
+            elif n > want:
+                problems.append(
+                    Problem(where, f"{format_card(card)} appears {n} times; the deck holds {want}")
+                )
+        for card, want in sorted(self._deck_counts.items()):
+            if seen[card] < want:
+                problems.append(
+                    Problem(
+                        "/piles",
+                        f"{format_card(card)} is missing ({seen[card]} of {want} present)",
+                    )
+                )
+        for g in self.groups:
+            if g.capacity:
+                for i in range(g.count):
+                    pile = state.piles[self.group_start[g.name] + i]
+                    if len(pile) > g.capacity:
+                        problems.append(
+                            Problem(
+                                f"/piles/{g.name}/{i}",
+                                f"a {g.name} holds at most {g.capacity} card(s), not {len(pile)}",
+                            )
+                        )
+        if len(state.counters) != len(self.counter_specs):
+            problems.append(Problem("/counters", "wrong counters for this game"))
+        else:
+            for spec, value in zip(self.counter_specs, state.counters, strict=True):
+                if not spec.minimum <= value <= spec.maximum:
+                    problems.append(
+                        Problem(
+                            f"/counters/{spec.name}",
+                            f"{spec.name} must be between {spec.minimum} and {spec.maximum}",
+                        )
+                    )
+        if not problems:
+            problems.extend(self.validate_piles(state))
+        return problems
+
+    def validate_piles(self, state: State) -> list[Problem]:
+        return []
+
+    def pointer(self, pile: int, pos: int | None = None) -> str:
+        name, i = self.pile_refs[pile]
+        return f"/piles/{name}/{i}" + ("" if pos is None else f"/{pos}")
+
+    def _where_card(self, state: State, card: Card) -> str:
+        for p, pile in enumerate(state.piles):
+            for pos, c in enumerate(pile):
+                if c == card:
+                    last = (p, pos)
+        return self.pointer(*last)
+
+    # --- helpers for subclasses ---------------------------------------------------
+    @staticmethod
+    def replace(piles: tuple[Pile, ...], changes: dict[int, Pile]) -> tuple[Pile, ...]:
+        lst = list(piles)
+        for i, p in changes.items():
+            lst[i] = p
+        return tuple(lst)
+
+    def move_cards(self, state: State, src: int, dst: int, count: int) -> State:
+        """Move the top ``count`` cards of ``src`` onto ``dst``, keeping their order."""
+        piles = list(state.piles)
+        s = piles[src]
+        piles[src] = s[:-count]
+        piles[dst] = piles[dst] + s[-count:]
+        return State(tuple(piles), state.counters, state.deal)

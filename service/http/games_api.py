@@ -1,0 +1,228 @@
+"""The v1 games endpoints: list, describe, deal, move, legal moves, validate.
+
+Thin on purpose: each view reads the body (schemas check shape), hands plain values to
+the engine and turns the engine's answer or refusal into JSON. No rule lives here.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from flask_smorest import Blueprint
+
+from service.engine.core import Event, EventKind, Game, Move, RulesError, State
+from service.engine.notation import (
+    IllegalMoveError,
+    NotationError,
+    describe_game,
+    event_to_json,
+    move_from_json,
+    move_to_json,
+    state_from_json,
+    state_to_json,
+)
+from service.engine.registry import GAME_CLASSES, UnknownGame, get_game
+
+from .problems import ApiError
+from .schemas import (
+    DealRequestSchema,
+    DealResponseSchema,
+    GameDetailSchema,
+    GameListSchema,
+    LegalMovesResponseSchema,
+    MoveRequestSchema,
+    MoveResponseSchema,
+    StateRequestSchema,
+    ValidateResponseSchema,
+)
+
+blp = Blueprint(
+    "games",
+    __name__,
+    url_prefix="/v1/games",
+    description="Deal, play and check games. Every request carries the whole state; the service keeps nothing.",
+)
+
+RANDOM_DEAL_LIMIT = 10**9  # a deal the service picks itself stays exact in any JSON parser
+
+
+def game_or_404(game_id: str, options: Mapping[str, Any] | None = None) -> Game:
+    try:
+        return get_game(game_id, options)
+    except UnknownGame:
+        raise ApiError(
+            404, "unknown-game", f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}", [("/game", "unknown game")]
+        ) from None
+    except RulesError as e:
+        raise ApiError(422, "invalid-options", str(e), [("/" + e.where, str(e))]) from None
+
+
+def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> tuple[Game, State]:
+    """The game and state a request sent, checked for consistency (422 if not)."""
+    game_or_404(game_id)
+    try:
+        game, state = state_from_json(data, expect_game=game_id)
+    except NotationError as e:
+        raise ApiError(
+            422, "invalid-state", "the state cannot be read: " + e.problems[0].message,
+            [(where + p.where, p.message) for p in e.problems],
+        ) from None
+    problems = game.validate(state)
+    if problems:
+        raise ApiError(
+            422, "invalid-state", "the state is not one this game can reach: " + problems[0].message,
+            [(where + p.where, p.message) for p in problems],
+        )
+    return game, state
+
+
+def position(game: Game, state: State) -> dict[str, Any]:
+    moves = game.legal_moves(state)
+    return {
+        "state": state_to_json(game, state),
+        "legal_moves": [move_to_json(game, m) for m in moves],
+        "status": game.status(state, moves).value,
+    }
+
+
+def read_move(game: Game, data: Mapping[str, Any]) -> Move:
+    move = {("from" if k == "from_" else k): v for k, v in data.items()}
+    if move.get("action") == "move" and ("from" not in move or "to" not in move):
+        raise ApiError(422, "invalid-move", "a card move names its `from` and `to` piles", [("/move", "`from` and `to` are required for action 'move'")])
+    try:
+        return move_from_json(game, move)
+    except NotationError as e:
+        raise ApiError(422, "invalid-move", str(e), [("/move" + p.where, p.message) for p in e.problems]) from None
+    except IllegalMoveError as e:
+        raise ApiError(409, "illegal-move", e.rejection.detail, rule=e.rejection.rule) from None
+
+
+@blp.route("", methods=["GET"])
+@blp.doc(operationId="list_games")
+@blp.response(200, GameListSchema)
+def list_games() -> dict[str, Any]:
+    """List the games, with their layouts and rule options."""
+    return {"games": [describe_game(get_game(gid)) for gid in GAME_CLASSES]}
+
+
+@blp.route("/<game_id>", methods=["GET"])
+@blp.doc(operationId="get_game")
+@blp.response(200, GameDetailSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+def get_game_view(game_id: str) -> dict[str, Any]:
+    """Describe one game, with its rules in words."""
+    return describe_game(game_or_404(game_id), with_rules=True)
+
+
+DEAL_LINKS = {
+    "links": {
+        "PlayFirstLegalMove": {
+            "operationId": "play_move",
+            "parameters": {"game_id": "$request.path.game_id"},
+            "requestBody": {"state": "$response.body#/state", "move": "$response.body#/legal_moves/0"},
+            "description": "Play the first legal move of the new deal.",
+        },
+        "ListLegalMoves": {
+            "operationId": "legal_moves",
+            "parameters": {"game_id": "$request.path.game_id"},
+            "requestBody": {"state": "$response.body#/state"},
+        },
+        "ValidateState": {
+            "operationId": "validate_state",
+            "parameters": {"game_id": "$request.path.game_id"},
+            "requestBody": {"state": "$response.body#/state"},
+        },
+    }
+}
+MOVE_LINKS = {
+    "links": {
+        "PlayNextLegalMove": {
+            "operationId": "play_move",
+            "parameters": {"game_id": "$request.path.game_id"},
+            "requestBody": {"state": "$response.body#/state", "move": "$response.body#/legal_moves/0"},
+            "description": "Keep playing: the first legal move of the new position.",
+        },
+    }
+}
+
+
+@blp.route("/<game_id>/deals", methods=["POST"])
+@blp.doc(operationId="deal_game", responses={"200": DEAL_LINKS})
+@blp.arguments(DealRequestSchema, error_status_code=400)
+@blp.response(200, DealResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def deal_game(body: dict[str, Any], game_id: str) -> dict[str, Any]:
+    """Deal a game: deal `deal` (or one the service picks) with the given options."""
+    game = game_or_404(game_id, body.get("options"))
+    deal = body.get("deal")
+    if deal is None:
+        deal = 1 + secrets.randbelow(RANDOM_DEAL_LIMIT)
+    state = game.initial_state(deal)
+    return {"deal": str(deal), **position(game, state)}
+
+
+@blp.route("/<game_id>/moves", methods=["POST"])
+@blp.doc(operationId="play_move", responses={"200": MOVE_LINKS})
+@blp.arguments(MoveRequestSchema, error_status_code=400)
+@blp.response(200, MoveResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(409, response="CONFLICT")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def play_move(body: dict[str, Any], game_id: str) -> dict[str, Any]:
+    """Apply one move (409 with the rule if illegal), then any safe autoplay asked for."""
+    game, state = read_state(game_id, body["state"])
+    move = read_move(game, body["move"])
+    rejection = game.check_move(state, move)
+    if rejection:
+        raise ApiError(409, "illegal-move", rejection.detail, rule=rejection.rule)
+    state, events = game.play(state, move)
+    if body.get("autoplay") == "safe":
+        state = autoplay(game, state, events)
+    return {**position(game, state), "events": [event_to_json(game, e) for e in events]}
+
+
+def autoplay(game: Game, state: State, events: list[Event]) -> State:
+    """Make safe foundation moves until none is left (at most one per card)."""
+    for _ in range(len(game.deck())):
+        move = game.autoplay_move(state)
+        if move is None:
+            break
+        state, more = game.play(state, move)
+        events.extend(e._replace(kind=EventKind.AUTOPLAY) if e.kind == EventKind.MOVE else e for e in more)
+    return state
+
+
+@blp.route("/<game_id>/legal-moves", methods=["POST"])
+@blp.doc(operationId="legal_moves")
+@blp.arguments(StateRequestSchema, error_status_code=400)
+@blp.response(200, LegalMovesResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def legal_moves(body: dict[str, Any], game_id: str) -> dict[str, Any]:
+    """List every legal move of a state, and its status."""
+    game, state = read_state(game_id, body["state"])
+    moves = game.legal_moves(state)
+    return {"legal_moves": [move_to_json(game, m) for m in moves], "status": game.status(state, moves).value}
+
+
+@blp.route("/<game_id>/validate", methods=["POST"])
+@blp.doc(operationId="validate_state")
+@blp.arguments(StateRequestSchema, error_status_code=400)
+@blp.response(200, ValidateResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+def validate_state(body: dict[str, Any], game_id: str) -> dict[str, Any]:
+    """Say whether a state is one the rules can reach in shape, listing each problem."""
+    try:
+        read_state(game_id, body["state"])
+    except ApiError as e:
+        if e.status != 422:
+            raise
+        return {"valid": False, "problems": [{"where": w, "message": m} for w, m in e.errors]}
+    return {"valid": True, "problems": []}

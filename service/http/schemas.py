@@ -1,0 +1,323 @@
+"""Marshmallow schemas of the v1 API: the single source of ``openapi.yaml``.
+
+They check shape and size only (types, patterns, lengths), so that nothing a client
+sends can make a request big; what a state *means* is checked by the engine
+(:mod:`service.engine.notation` and ``Game.validate``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+from service.engine.core import MAX_DEAL
+from service.engine.notation import MAX_PILE_CARDS
+
+CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
+PILE_REF_PATTERN = r"^[a-z]{1,16}:[0-9]{1,4}$"
+GROUP_NAMES = ("foundation", "tableau", "cell", "reserve", "fan", "star", "stock", "waste")
+MAX_PILES_PER_GROUP = 24
+MAX_OPTIONS = 16
+
+
+class Strict(Schema):
+    """Unknown fields are an error (marshmallow's default, stated for readers)."""
+
+    class Meta:
+        ordered = True
+
+
+class DealNumber(fields.Field):
+    """A deal number: a JSON integer, or a decimal string for numbers past 2^53."""
+
+    default_error_messages = {"invalid": "a deal number is an integer or a string of 1-20 decimal digits"}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        if isinstance(value, str):
+            if not (1 <= len(value) <= 20 and value.isascii() and value.isdigit()):
+                raise self.make_error("invalid")
+            value = int(value)
+        if not isinstance(value, int) or not 0 <= value <= MAX_DEAL:
+            raise self.make_error("invalid")
+        return value
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        return None if value is None else str(value)
+
+
+DEAL_NUMBER_DOC = {
+    "description": (
+        "Deal number, 0 to 10^20-1, as PySolFC numbers deals. Accepted as a JSON integer "
+        "or a decimal string; always answered as a decimal string, because numbers past "
+        "2^53 lose digits in JavaScript and other double-based JSON parsers."
+    ),
+    "oneOf": [
+        {"type": "integer", "minimum": 0, "maximum": MAX_DEAL},
+        {"type": "string", "pattern": "^[0-9]{1,20}$"},
+    ],
+    "example": "1",
+}
+
+
+def card_field(**kwargs: Any) -> fields.String:
+    return fields.String(
+        validate=validate.Regexp(CARD_PATTERN),
+        metadata={"description": "A card: rank A23456789TJQK (or 10), suit CDHS; answers use the two-character form", "example": "TH"},
+        **kwargs,
+    )
+
+
+class OptionValue(fields.Field):
+    """An option value: a short string or an integer (the game lists what it allows)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValidationError("an option value is a string or an integer")
+        if isinstance(value, str) and len(value) > 32:
+            raise ValidationError("an option value is at most 32 characters")
+        if isinstance(value, int) and abs(value) > 1000:
+            raise ValidationError("an integer option value is between -1000 and 1000")
+        return value
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return value
+
+
+OPTION_VALUE_DOC = {
+    "oneOf": [
+        {"type": "string", "maxLength": 32},
+        {"type": "integer", "minimum": -1000, "maximum": 1000},
+    ]
+}
+
+
+def options_field(**kwargs: Any) -> fields.Dict:
+    return fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=32)),
+        values=OptionValue(metadata=OPTION_VALUE_DOC),
+        validate=validate.Length(max=MAX_OPTIONS),
+        metadata={
+            "description": "Rule options by name; see the game's `options`. Missing ones take the game's defaults.",
+            "maxProperties": MAX_OPTIONS,
+            "example": {},
+        },
+        **kwargs,
+    )
+
+
+class StateSchema(Strict):
+    """A complete game position. Send it back exactly as received."""
+
+    format = fields.Integer(
+        required=True, strict=True, validate=validate.OneOf([1]),
+        metadata={"description": "State format version (1)."},
+    )
+    game = fields.String(
+        required=True, validate=validate.Length(min=1, max=64),
+        metadata={"description": "Game id.", "example": "penguin"},
+    )
+    options = options_field(load_default=dict)
+    deal = DealNumber(required=True, metadata=DEAL_NUMBER_DOC)
+    piles = fields.Dict(
+        required=True,
+        keys=fields.String(validate=validate.OneOf(GROUP_NAMES)),
+        values=fields.List(
+            fields.List(card_field(), validate=validate.Length(max=MAX_PILE_CARDS)),
+            validate=validate.Length(max=MAX_PILES_PER_GROUP),
+        ),
+        validate=validate.Length(max=len(GROUP_NAMES)),
+        metadata={
+            "description": "Pile groups by name; each a list of piles indexed from 0, each pile bottom card first (its last card is the top).",
+            "maxProperties": len(GROUP_NAMES),
+            "example": {"foundation": [["5H"], ["5C"], ["5D"], []], "cell": [[], [], [], [], [], [], []], "tableau": [["5S", "9C"], ["4S"]]},
+        },
+    )
+    counters = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=32)),
+        values=fields.Integer(strict=True, validate=validate.Range(min=-1000, max=1000)),
+        load_default=dict,
+        validate=validate.Length(max=8),
+        metadata={
+            "description": "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's `counters`.",
+            "maxProperties": 8,
+            "example": {},
+        },
+    )
+
+
+MOVE_DOC = {
+    "description": (
+        "A move. `move` takes `from`, `to` and `count` (the number of cards, from the top "
+        "of `from`; default 1). `deal` turns the stock; `redeal` redeals. Any move listed "
+        "in `legal_moves` may be sent back verbatim."
+    ),
+    "example": {"action": "move", "from": "tableau:3", "to": "cell:0", "count": 1},
+}
+
+
+class MoveSchema(Strict):
+    action = fields.String(
+        required=True, validate=validate.OneOf(["move", "deal", "redeal"]),
+        metadata={"description": "`move` a card or run, `deal` from the stock, or `redeal`."},
+    )
+    from_ = fields.String(
+        data_key="from", validate=validate.Regexp(PILE_REF_PATTERN),
+        metadata={"description": "Source pile, `<group>:<index>` (action `move` only).", "example": "tableau:3"},
+    )
+    to = fields.String(
+        validate=validate.Regexp(PILE_REF_PATTERN),
+        metadata={"description": "Destination pile, `<group>:<index>` (action `move` only).", "example": "cell:0"},
+    )
+    count = fields.Integer(
+        strict=True, validate=validate.Range(min=1, max=MAX_PILE_CARDS),
+        metadata={"description": "How many cards move, from the top of `from` (default 1)."},
+    )
+
+
+class EventSchema(Strict):
+    type = fields.String(
+        required=True,
+        validate=validate.OneOf(["move", "auto", "autoplay", "deal", "redeal"]),
+        metadata={"description": "`move`: the move asked for; `auto`: a move the rules made by themselves (a refill); `autoplay`: a safe foundation move made because `autoplay` was `safe`; `deal`, `redeal`."},
+    )
+    from_ = fields.String(data_key="from", metadata={"example": "tableau:3"})
+    to = fields.String(metadata={"example": "foundation:0"})
+    cards = fields.List(card_field(), required=True, metadata={"description": "The cards that moved, bottom first."})
+    note = fields.String(metadata={"description": "What happened, in words, where the cards alone do not say."})
+
+
+STATUS_DOC = {
+    "description": "`playing`, `won`, or `lost` (not won and no legal move left; Binary Star: no fan card can ever reach a star again).",
+}
+
+
+def status_field() -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf(["playing", "won", "lost"]), metadata=STATUS_DOC)
+
+
+def legal_moves_field() -> fields.List:
+    return fields.List(
+        fields.Nested(MoveSchema), required=True,
+        metadata={"description": "Every legal move, each target listed separately."},
+    )
+
+
+class DealRequestSchema(Strict):
+    deal = DealNumber(
+        metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_DOC["description"] + " Omitted: the service picks one and says which."}
+    )
+    options = options_field()
+
+
+class DealResponseSchema(Strict):
+    deal = fields.String(required=True, metadata={"description": "The deal number, as a decimal string.", "example": "1"})
+    state = fields.Nested(StateSchema, required=True)
+    legal_moves = legal_moves_field()
+    status = status_field()
+
+
+class MoveRequestSchema(Strict):
+    state = fields.Nested(StateSchema, required=True)
+    move = fields.Nested(MoveSchema, required=True, metadata=MOVE_DOC)
+    autoplay = fields.String(
+        load_default="none", validate=validate.OneOf(["none", "safe"]),
+        metadata={"description": "`safe`: after the move, make every foundation move that can never hurt (each game's `autoplay` says which)."},
+    )
+
+
+class MoveResponseSchema(Strict):
+    state = fields.Nested(StateSchema, required=True)
+    legal_moves = legal_moves_field()
+    status = status_field()
+    events = fields.List(fields.Nested(EventSchema), required=True, metadata={"description": "What happened, in order, automatic moves included."})
+
+
+class StateRequestSchema(Strict):
+    state = fields.Nested(StateSchema, required=True)
+
+
+class LegalMovesResponseSchema(Strict):
+    legal_moves = legal_moves_field()
+    status = status_field()
+
+
+class ProblemDetailSchema(Strict):
+    where = fields.String(required=True, metadata={"description": "JSON pointer into the request body.", "example": "/state/piles/tableau/2/0"})
+    message = fields.String(required=True)
+
+
+class ValidateResponseSchema(Strict):
+    valid = fields.Boolean(required=True)
+    problems = fields.List(fields.Nested(ProblemDetailSchema), required=True, metadata={"description": "Each problem found; empty when valid."})
+
+
+class PileGroupSchema(Strict):
+    name = fields.String(required=True, metadata={"example": "tableau"})
+    count = fields.Integer(required=True, metadata={"description": "Number of piles in the group."})
+    row = fields.Integer(required=True, metadata={"description": "Grid row (in card slots) of the group's first pile."})
+    column = fields.Integer(required=True, metadata={"description": "Grid column of the group's first pile."})
+    per_row = fields.Integer(required=True, metadata={"description": "Piles laid left to right before wrapping to the next row."})
+    fan = fields.String(required=True, validate=validate.OneOf(["none", "down", "right"]), metadata={"description": "How a pile's cards spread: `none` (stacked, top card shows), `down` or `right`."})
+    face_down = fields.Boolean(required=True, metadata={"description": "Cards lie face down (the stock)."})
+    capacity = fields.Integer(required=True, allow_none=True, metadata={"description": "Most cards a pile holds, or null."})
+    description = fields.String(required=True)
+
+
+class CounterSpecSchema(Strict):
+    name = fields.String(required=True)
+    minimum = fields.Integer(required=True)
+    maximum = fields.Integer(required=True)
+    description = fields.String(required=True)
+
+
+class OptionSpecSchema(Strict):
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    default = OptionValue(required=True, metadata=OPTION_VALUE_DOC)
+    choices = fields.List(OptionValue(metadata=OPTION_VALUE_DOC), required=True, allow_none=True)
+    minimum = fields.Integer(required=True, allow_none=True)
+    maximum = fields.Integer(required=True, allow_none=True)
+
+
+class GameSchema(Strict):
+    id = fields.String(required=True, metadata={"example": "penguin"})
+    name = fields.String(required=True)
+    decks = fields.Integer(required=True)
+    cards = fields.Integer(required=True, metadata={"description": "Cards in the game's deck."})
+    description = fields.String(required=True)
+    pile_groups = fields.List(fields.Nested(PileGroupSchema), required=True)
+    counters = fields.List(fields.Nested(CounterSpecSchema), required=True)
+    options = fields.List(fields.Nested(OptionSpecSchema), required=True)
+    actions = fields.List(fields.String(validate=validate.OneOf(["move", "deal", "redeal"])), required=True, metadata={"description": "Actions the game has at all."})
+
+
+class GameDetailSchema(GameSchema):
+    rules = fields.String(required=True, metadata={"description": "The rules in words, every decision included."})
+    autoplay = fields.String(required=True, metadata={"description": "Which foundation moves `autoplay: safe` makes, and why they never hurt."})
+
+
+class GameListSchema(Strict):
+    games = fields.List(fields.Nested(GameSchema), required=True)
+
+
+class ProblemSchema(Strict):
+    """RFC 9457 problem details, with a machine-readable ``code``."""
+
+    type = fields.String(required=True, metadata={"example": "about:blank"})
+    title = fields.String(required=True, metadata={"example": "Illegal move"})
+    status = fields.Integer(required=True, metadata={"example": 409})
+    detail = fields.String(required=True, metadata={"example": "the tableau builds down in suit by one: the Five of Hearts does not go on the Nine of Clubs"})
+    code = fields.String(
+        required=True,
+        metadata={
+            "description": "Machine-readable: `malformed-json`, `invalid-body`, `invalid-state`, `invalid-options`, `invalid-move`, `unknown-game`, `illegal-move`, `not-found`, `method-not-allowed`, `unsupported-media-type`, `body-too-large`, `internal-error`.",
+            "example": "illegal-move",
+        },
+    )
+    rule = fields.String(metadata={"description": "For `illegal-move`: id of the rule that forbids it.", "example": "tableau-builds-down-in-suit"})
+    errors = fields.List(fields.Nested(ProblemDetailSchema), metadata={"description": "Each problem found, with where it is."})
+    request_id = fields.String(metadata={"description": "The request's id (X-Request-ID)."})
+    instance = fields.String()

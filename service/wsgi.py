@@ -1,0 +1,5 @@
+"""WSGI entry point for gunicorn: ``gunicorn service.wsgi:app``."""
+
+from service.http import create_app
+
+app = create_app()
