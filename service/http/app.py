@@ -6,7 +6,11 @@ from flask import Flask
 
 from .config import Config
 from .games_api import blp as games_blp
+from .observability import init_observability
+from .ops import blp as ops_blp
 from .problems import ProblemApi
+from .solver_api import blp as solver_blp
+from .web import blp as web_blp
 
 
 def create_app(config: object | None = None) -> Flask:
@@ -16,5 +20,9 @@ def create_app(config: object | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     api = ProblemApi(app)
     api.register_blueprint(games_blp)
+    api.register_blueprint(solver_blp)
+    app.register_blueprint(ops_blp)
+    app.register_blueprint(web_blp)
+    init_observability(app)
     app.extensions["api"] = api
     return app

@@ -53,7 +53,7 @@ def game_or_404(game_id: str, options: Mapping[str, Any] | None = None) -> Game:
         return get_game(game_id, options)
     except UnknownGame:
         raise ApiError(
-            404, "unknown-game", f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}", [("/game", "unknown game")]
+            404, "unknown-game", f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}"
         ) from None
     except RulesError as e:
         raise ApiError(422, "invalid-options", str(e), [("/" + e.where, str(e))]) from None
@@ -88,7 +88,7 @@ def position(game: Game, state: State) -> dict[str, Any]:
 
 
 def read_move(game: Game, data: Mapping[str, Any]) -> Move:
-    move = {("from" if k == "from_" else k): v for k, v in data.items()}
+    move = dict(data)
     if move.get("action") == "move" and ("from" not in move or "to" not in move):
         raise ApiError(422, "invalid-move", "a card move names its `from` and `to` piles", [("/move", "`from` and `to` are required for action 'move'")])
     try:

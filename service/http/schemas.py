@@ -164,7 +164,7 @@ class MoveSchema(Strict):
         metadata={"description": "`move` a card or run, `deal` from the stock, or `redeal`."},
     )
     from_ = fields.String(
-        data_key="from", validate=validate.Regexp(PILE_REF_PATTERN),
+        data_key="from", attribute="from", validate=validate.Regexp(PILE_REF_PATTERN),
         metadata={"description": "Source pile, `<group>:<index>` (action `move` only).", "example": "tableau:3"},
     )
     to = fields.String(
@@ -183,7 +183,7 @@ class EventSchema(Strict):
         validate=validate.OneOf(["move", "auto", "autoplay", "deal", "redeal"]),
         metadata={"description": "`move`: the move asked for; `auto`: a move the rules made by themselves (a refill); `autoplay`: a safe foundation move made because `autoplay` was `safe`; `deal`, `redeal`."},
     )
-    from_ = fields.String(data_key="from", metadata={"example": "tableau:3"})
+    from_ = fields.String(data_key="from", attribute="from", metadata={"example": "tableau:3"})
     to = fields.String(metadata={"example": "foundation:0"})
     cards = fields.List(card_field(), required=True, metadata={"description": "The cards that moved, bottom first."})
     note = fields.String(metadata={"description": "What happened, in words, where the cards alone do not say."})
