@@ -140,16 +140,16 @@ class PenguinFamily(Game):
         piles: list[list[Card]] = [[] for _ in self.pile_refs]
         tab = list(self.T)
         if self.beak:
-            # PySolFC's hook: the four cards of the first card's rank go to the top of
-            # the talon, the first card (the beak) deepest of them.
+            # PySolFC's hook puts the four cards of the first card's rank on top of the
+            # talon in their shuffled order; the first three dealt go to foundations
+            # 0-2 and the deepest of the four is the beak (docs/pysolfc-deals.md).
             beak_rank = talon[-1] & 15
             same = [c for c in talon if c & 15 == beak_rank]
             rest = [c for c in talon if c & 15 != beak_rank]
             talon = rest + same
-            beak = talon.pop()
             for f in range(3):
                 piles[f].append(talon.pop())
-            piles[tab[0]].append(beak)
+            piles[tab[0]].append(talon.pop())  # the beak
             for i in range(1, TABLEAU_PILES):
                 piles[tab[i]].append(talon.pop())
             for _row in range(6):
