@@ -266,9 +266,12 @@ class Game:
             moves = self.legal_moves(state)
         return Status.PLAYING if moves else Status.LOST
 
-    def check_move(self, state: State, move: Move) -> Rejection | None:
-        """None when ``move`` is legal in ``state``, else the rule that forbids it."""
-        if move in self.legal_moves(state):
+    def check_move(self, state: State, move: Move, legal: list[Move] | None = None) -> Rejection | None:
+        """None when ``move`` is legal in ``state``, else the rule that forbids it.
+
+        ``legal`` may pass ``legal_moves(state)`` when the caller has it already.
+        """
+        if move in (self.legal_moves(state) if legal is None else legal):
             return None
         if self.is_won(state):
             return Rejection("game-over", "the game is already won: no move is left to make")
@@ -322,12 +325,15 @@ class Game:
             seen.update(pile)
         for card, n in sorted(seen.items()):
             want = self._deck_counts.get(card, 0)
+            if n <= want:
+                continue
             where = self._where_card(state, card)
             if want == 0:
                 problems.append(Problem(where, f"{format_card(card)} is not in {self.name}'s deck"))
-            elif n > want:
+            else:
+                places = ", ".join(self._places(state, card))
                 problems.append(
-                    Problem(where, f"{format_card(card)} appears {n} times; the deck holds {want}")
+                    Problem(where, f"{format_card(card)} appears {n} times ({places}); the deck holds {want}")
                 )
         for card, want in sorted(self._deck_counts.items()):
             if seen[card] < want:
@@ -371,11 +377,16 @@ class Game:
         return f"/piles/{name}/{i}" + ("" if pos is None else f"/{pos}")
 
     def _where_card(self, state: State, card: Card) -> str:
+        """Pointer to the last place ``card`` lies (the extra copy, when there are more)."""
+        last = (0, 0)
         for p, pile in enumerate(state.piles):
             for pos, c in enumerate(pile):
                 if c == card:
                     last = (p, pos)
         return self.pointer(*last)
+
+    def _places(self, state: State, card: Card) -> list[str]:
+        return [self.ref(p) for p, pile in enumerate(state.piles) for c in pile if c == card]
 
     # --- helpers for subclasses ---------------------------------------------------
     @staticmethod

@@ -329,7 +329,7 @@ class PenguinFamily(Game):
                 )
         tp = piles[move.dst]
         if not tp:
-            if move.count == len(sp) and group_src == "tableau":
+            if self.any_empty or card & 15 == below_base:
                 return Rejection(
                     "pointless-move", "moving a whole pile into an empty pile changes nothing"
                 )

@@ -177,7 +177,7 @@ def play_move(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """Apply one move (409 with the rule if illegal), then any safe autoplay asked for."""
     game, state = read_state(game_id, body["state"])
     move = read_move(game, body["move"])
-    rejection = game.check_move(state, move)
+    rejection = game.check_move(state, move, game.legal_moves(state))
     if rejection:
         raise ApiError(409, "illegal-move", rejection.detail, rule=rejection.rule)
     state, events = game.play(state, move)
