@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from service.http import create_app
-from service.http.config import TestConfig
+from service.http.config import ConfigForTests
 
 
 @pytest.fixture(scope="session")
 def app():
-    return create_app(TestConfig())
+    return create_app(ConfigForTests())
 
 
 @pytest.fixture()

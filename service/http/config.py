@@ -45,5 +45,5 @@ class Config:
         self.MAX_CONTENT_LENGTH = env_int("MAX_BODY_BYTES", 64 * 1024)
 
 
-class TestConfig(Config):
+class ConfigForTests(Config):
     TESTING = True

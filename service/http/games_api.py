@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask_smorest import Blueprint
+from werkzeug.routing import BaseConverter
 
 from service.engine.core import Event, EventKind, Game, Move, RulesError, State
 from service.engine.notation import (
@@ -44,6 +45,15 @@ blp = Blueprint(
     url_prefix="/v1/games",
     description="Deal, play and check games. Every request carries the whole state; the service keeps nothing.",
 )
+
+class GameIdConverter(BaseConverter):
+    """``<game:game_id>``: any path segment (unknown ids answer 404 ``unknown-game``);
+    documented as an enum of the game ids so clients and schemathesis see them."""
+
+
+def game_id_schema(converter: BaseConverter) -> dict[str, Any]:
+    return {"type": "string", "enum": list(GAME_CLASSES), "description": "Game id."}
+
 
 RANDOM_DEAL_LIMIT = 10**9  # a deal the service picks itself stays exact in any JSON parser
 
@@ -107,7 +117,7 @@ def list_games() -> dict[str, Any]:
     return {"games": [describe_game(get_game(gid)) for gid in GAME_CLASSES]}
 
 
-@blp.route("/<game_id>", methods=["GET"])
+@blp.route("/<game:game_id>", methods=["GET"])
 @blp.doc(operationId="get_game")
 @blp.response(200, GameDetailSchema)
 @blp.alt_response(404, response="NOT_FOUND")
@@ -148,9 +158,9 @@ MOVE_LINKS = {
 }
 
 
-@blp.route("/<game_id>/deals", methods=["POST"])
-@blp.doc(operationId="deal_game", responses={"200": DEAL_LINKS})
-@blp.arguments(DealRequestSchema, error_status_code=400)
+@blp.route("/<game:game_id>/deals", methods=["POST"])
+@blp.doc(operationId="deal_game", responses={200: DEAL_LINKS})
+@blp.arguments(DealRequestSchema, error_status_code=400, required=False)
 @blp.response(200, DealResponseSchema)
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
@@ -165,8 +175,8 @@ def deal_game(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     return {"deal": str(deal), **position(game, state)}
 
 
-@blp.route("/<game_id>/moves", methods=["POST"])
-@blp.doc(operationId="play_move", responses={"200": MOVE_LINKS})
+@blp.route("/<game:game_id>/moves", methods=["POST"])
+@blp.doc(operationId="play_move", responses={200: MOVE_LINKS})
 @blp.arguments(MoveRequestSchema, error_status_code=400)
 @blp.response(200, MoveResponseSchema)
 @blp.alt_response(404, response="NOT_FOUND")
@@ -197,7 +207,7 @@ def autoplay(game: Game, state: State, events: list[Event]) -> State:
     return state
 
 
-@blp.route("/<game_id>/legal-moves", methods=["POST"])
+@blp.route("/<game:game_id>/legal-moves", methods=["POST"])
 @blp.doc(operationId="legal_moves")
 @blp.arguments(StateRequestSchema, error_status_code=400)
 @blp.response(200, LegalMovesResponseSchema)
@@ -211,7 +221,7 @@ def legal_moves(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     return {"legal_moves": [move_to_json(game, m) for m in moves], "status": game.status(state, moves).value}
 
 
-@blp.route("/<game_id>/validate", methods=["POST"])
+@blp.route("/<game:game_id>/validate", methods=["POST"])
 @blp.doc(operationId="validate_state")
 @blp.arguments(StateRequestSchema, error_status_code=400)
 @blp.response(200, ValidateResponseSchema)

@@ -169,8 +169,36 @@ class ProblemApi(Api):
 
     def _register_responses(self) -> None:
         for status in http.HTTPStatus:
-            response: dict[str, Any] = {"description": status.phrase}
+            description, example = ERROR_DOCS.get(status, (status.phrase, None))
+            response: dict[str, Any] = {"description": description}
             if status >= 400:
                 response["schema"] = self.ERROR_SCHEMA
+                if example:
+                    response["example"] = {
+                        "type": "about:blank", "title": TITLES.get(example[0], status.phrase),
+                        "status": int(status), "code": example[0], "detail": example[1], **example[2],
+                    }
                 prepare_response(response, self.spec, PROBLEM_JSON)
             self.spec.components.response(status.name, response, lazy=True)
+
+
+ERROR_DOCS: dict[int, tuple[str, tuple[str, str, dict[str, Any]] | None]] = {
+    400: (
+        "The body is not JSON, or does not match the schema (wrong types, unknown fields, sizes over the limits).",
+        ("invalid-body", "the request body does not match the API schema",
+         {"errors": [{"where": "/move/count", "message": "Not a valid integer."}]}),
+    ),
+    404: ("No game has this id.", ("unknown-game", "no game 'chess'; games: penguin, ...", {})),
+    409: (
+        "The move is well-formed but the rules forbid it; `rule` names the rule.",
+        ("illegal-move", "the tableau builds down in suit by one: the Three of Diamonds does not go on the Eight of Clubs",
+         {"rule": "tableau-builds-down-in-suit"}),
+    ),
+    413: ("The body is larger than the service accepts (MAX_BODY_BYTES).", ("body-too-large", "the request body is larger than 65536 bytes", {})),
+    422: (
+        "The body matches the schema but its content cannot be accepted: an inconsistent state (a card missing or twice, "
+        "a card not in the deck, a foundation out of order, an impossible pile), invalid rule options, or an incomplete move.",
+        ("invalid-state", "the state is not one this game can reach: AH appears 2 times (cell:0, tableau:6); the deck holds 1",
+         {"errors": [{"where": "/state/piles/tableau/6/2", "message": "AH appears 2 times (cell:0, tableau:6); the deck holds 1"}]}),
+    ),
+}

@@ -16,7 +16,6 @@ from service.engine.notation import MAX_PILE_CARDS
 
 CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
 PILE_REF_PATTERN = r"^[a-z]{1,16}:[0-9]{1,4}$"
-GROUP_NAMES = ("foundation", "tableau", "cell", "reserve", "fan", "star", "stock", "waste")
 MAX_PILES_PER_GROUP = 24
 MAX_OPTIONS = 16
 
@@ -96,7 +95,7 @@ OPTION_VALUE_DOC = {
 
 def options_field(**kwargs: Any) -> fields.Dict:
     return fields.Dict(
-        keys=fields.String(validate=validate.Length(min=1, max=32)),
+        keys=fields.String(),
         values=OptionValue(metadata=OPTION_VALUE_DOC),
         validate=validate.Length(max=MAX_OPTIONS),
         metadata={
@@ -106,6 +105,27 @@ def options_field(**kwargs: Any) -> fields.Dict:
         },
         **kwargs,
     )
+
+
+def pile_group_field(description: str) -> fields.List:
+    return fields.List(
+        fields.List(card_field(), validate=validate.Length(max=MAX_PILE_CARDS)),
+        validate=validate.Length(max=MAX_PILES_PER_GROUP),
+        metadata={"description": description},
+    )
+
+
+class PilesSchema(Strict):
+    """The pile groups of RULES.md; a game uses some of them (see its ``pile_groups``)."""
+
+    foundation = pile_group_field("Foundations.")
+    tableau = pile_group_field("Tableau piles.")
+    cell = pile_group_field("Cells (one card each).")
+    reserve = pile_group_field("Reserves.")
+    fan = pile_group_field("Fans.")
+    star = pile_group_field("Stars (Binary Star).")
+    stock = pile_group_field("The stock (face down); its last card is dealt next.")
+    waste = pile_group_field("The waste; its last card is the available one.")
 
 
 class StateSchema(Strict):
@@ -121,22 +141,16 @@ class StateSchema(Strict):
     )
     options = options_field(load_default=dict)
     deal = DealNumber(required=True, metadata=DEAL_NUMBER_DOC)
-    piles = fields.Dict(
+    piles = fields.Nested(
+        "PilesSchema",
         required=True,
-        keys=fields.String(validate=validate.OneOf(GROUP_NAMES)),
-        values=fields.List(
-            fields.List(card_field(), validate=validate.Length(max=MAX_PILE_CARDS)),
-            validate=validate.Length(max=MAX_PILES_PER_GROUP),
-        ),
-        validate=validate.Length(max=len(GROUP_NAMES)),
         metadata={
-            "description": "Pile groups by name; each a list of piles indexed from 0, each pile bottom card first (its last card is the top).",
-            "maxProperties": len(GROUP_NAMES),
+            "description": "Pile groups by name (those the game has); each a list of piles indexed from 0, each pile bottom card first (its last card is the top).",
             "example": {"foundation": [["5H"], ["5C"], ["5D"], []], "cell": [[], [], [], [], [], [], []], "tableau": [["5S", "9C"], ["4S"]]},
         },
     )
     counters = fields.Dict(
-        keys=fields.String(validate=validate.Length(min=1, max=32)),
+        keys=fields.String(),
         values=fields.Integer(strict=True, validate=validate.Range(min=-1000, max=1000)),
         load_default=dict,
         validate=validate.Length(max=8),
