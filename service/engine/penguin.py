@@ -199,60 +199,80 @@ class PenguinFamily(Game):
         return (free_cells + 1) << (empty_piles - (1 if dst_empty else 0))
 
     def legal_moves(self, state: State) -> list[Move]:
+        """Every legal move, each target separately.
+
+        One deck: every card is unique, so a card's parent (the card it may go on) and
+        its foundation are found by dictionary lookups instead of pairing piles.
+        """
         piles = state.piles
         base = self.base_rank(state)
         below_base = (base - 2) % 13 + 1  # rank just below base (King for Ace)
-        moves: list[Move] = []
+        home: dict[Card, int] = {}  # next card of a foundation -> that foundation
+        open_foundations: list[int] = []
+        for f in self.F:
+            fp = piles[f]
+            if not fp:
+                open_foundations.append(f)
+            elif len(fp) < 13:
+                top = fp[-1]
+                home[(top & 0xF0) | ((top & 15) % 13 + 1)] = f
+        takes: dict[Card, int] = {}  # top card of a tableau pile -> that pile
+        empty: list[int] = []
+        for t in self.T:
+            tp = piles[t]
+            if not tp:
+                empty.append(t)
+            elif tp[-1] & 15 != base:  # nothing is built on a base-rank card
+                takes[tp[-1]] = t
         free = [c for c in self.C if not piles[c]]
-        empty = [t for t in self.T if not piles[t]]
+        any_empty = self.any_empty
         MOVE = Action.MOVE
+        moves: list[Move] = []
+
+        def to_foundations(src: int, card: Card) -> None:
+            f = home.get(card)
+            if f is not None:
+                moves.append(Move(MOVE, src, f, 1))
+            elif card & 15 == base:
+                moves.extend(Move(MOVE, src, f, 1) for f in open_foundations)
+
         # Cells: to a foundation or the tableau, never to another cell.
         for c in self.C:
             if not piles[c]:
                 continue
             card = piles[c][0]
-            for f in self._foundation_targets(piles, card, base):
-                moves.append(Move(MOVE, c, f, 1))
-            for t in self.T:
-                tp = piles[t]
-                if tp:
-                    top = tp[-1]
-                    if (
-                        top >> 4 == card >> 4
-                        and ((top & 15) - (card & 15)) % 13 == 1
-                        and (card & 15) != below_base
-                    ):
-                        moves.append(Move(MOVE, c, t, 1))
-                elif self.any_empty or card & 15 == below_base:
-                    moves.append(Move(MOVE, c, t, 1))
+            to_foundations(c, card)
+            t = takes.get((card & 0xF0) | ((card & 15) % 13 + 1))
+            if t is not None:
+                moves.append(Move(MOVE, c, t, 1))
+            if any_empty or card & 15 == below_base:
+                moves.extend(Move(MOVE, c, t, 1) for t in empty)
+        if self.runs == "free-cell-limit":
+            limit_onto = (len(free) + 1) << len(empty)
+            limit_empty = (len(free) + 1) << max(len(empty) - 1, 0)
+        elif self.runs == "single":
+            limit_onto = limit_empty = 1
+        else:
+            limit_onto = limit_empty = 52
         for s in self.T:
             sp = piles[s]
             if not sp:
                 continue
-            card = sp[-1]
-            for f in self._foundation_targets(piles, card, base):
-                moves.append(Move(MOVE, s, f, 1))
-            for c in free:
-                moves.append(Move(MOVE, s, c, 1))
-            run = self._run_length(sp, base)
             n = len(sp)
-            for t in self.T:
-                if t == s:
-                    continue
-                tp = piles[t]
-                limit = min(run, self._run_limit(len(free), len(empty), not tp))
-                if tp:
-                    top = tp[-1]
-                    if top >> 4 != card >> 4 or (top & 15) == base:
-                        continue
-                    k = ((top & 15) - (card & 15)) % 13  # cards from the top to the fitting one
-                    if 1 <= k <= limit:
-                        moves.append(Move(MOVE, s, t, k))
-                else:
-                    # k == n would move a whole pile into an empty one: it changes nothing
-                    for k in range(1, min(limit, n - 1) + 1):
-                        if self.any_empty or sp[n - k] & 15 == below_base:
-                            moves.append(Move(MOVE, s, t, k))
+            card = sp[-1]
+            to_foundations(s, card)
+            moves.extend(Move(MOVE, s, c, 1) for c in free)
+            run = self._run_length(sp, base) if limit_onto > 1 else 1
+            for k in range(1, min(run, limit_onto) + 1):
+                bottom = sp[n - k]
+                t = takes.get((bottom & 0xF0) | ((bottom & 15) % 13 + 1))
+                if t is not None and t != s:
+                    moves.append(Move(MOVE, s, t, k))
+            if empty:
+                # k == n would move a whole pile into an empty one: it changes nothing
+                for k in range(1, min(run, limit_empty, n - 1) + 1):
+                    if any_empty or sp[n - k] & 15 == below_base:
+                        moves.extend(Move(MOVE, s, t, k) for t in empty)
         return moves
 
     def _apply(self, state: State, move: Move, events: list[Event] | None) -> State:
