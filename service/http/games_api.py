@@ -160,7 +160,7 @@ MOVE_LINKS = {
 
 @blp.route("/<game:game_id>/deals", methods=["POST"])
 @blp.doc(operationId="deal_game", responses={200: DEAL_LINKS})
-@blp.arguments(DealRequestSchema, error_status_code=400, required=False)
+@blp.arguments(DealRequestSchema(), error_status_code=400, required=False)
 @blp.response(200, DealResponseSchema)
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
@@ -177,7 +177,7 @@ def deal_game(body: dict[str, Any], game_id: str) -> dict[str, Any]:
 
 @blp.route("/<game:game_id>/moves", methods=["POST"])
 @blp.doc(operationId="play_move", responses={200: MOVE_LINKS})
-@blp.arguments(MoveRequestSchema, error_status_code=400)
+@blp.arguments(MoveRequestSchema(), error_status_code=400)
 @blp.response(200, MoveResponseSchema)
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(409, response="CONFLICT")
@@ -209,7 +209,7 @@ def autoplay(game: Game, state: State, events: list[Event]) -> State:
 
 @blp.route("/<game:game_id>/legal-moves", methods=["POST"])
 @blp.doc(operationId="legal_moves")
-@blp.arguments(StateRequestSchema, error_status_code=400)
+@blp.arguments(StateRequestSchema(), error_status_code=400)
 @blp.response(200, LegalMovesResponseSchema)
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
@@ -223,7 +223,7 @@ def legal_moves(body: dict[str, Any], game_id: str) -> dict[str, Any]:
 
 @blp.route("/<game:game_id>/validate", methods=["POST"])
 @blp.doc(operationId="validate_state")
-@blp.arguments(StateRequestSchema, error_status_code=400)
+@blp.arguments(StateRequestSchema(), error_status_code=400)
 @blp.response(200, ValidateResponseSchema)
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
