@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.engine.core import Game, Move, State  # noqa: E402
-from service.engine.registry import GAME_CLASSES, get_game  # noqa: E402
+from service.engine.core import Game, Move, State
+from service.engine.registry import GAME_CLASSES, get_game
 
 
 def positions(game: Game, deals: int, steps: int) -> list[tuple[State, Move]]:

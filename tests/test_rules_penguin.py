@@ -255,7 +255,7 @@ def test_free_cell_moves_run_limit():
 # --- win, loss, autoplay ----------------------------------------------------------------
 def test_won_when_all_52_cards_on_foundations():
     suits = "CDHS"
-    order = "5 6 7 8 9 T J Q K A 2 3 4".split()
+    order = ["5", "6", "7", "8", "9", "T", "J", "Q", "K", "A", "2", "3", "4"]
     s = position(PENGUIN, foundation=[" ".join(r + su for r in order) for su in suits])
     assert PENGUIN.is_won(s) and PENGUIN.status(s) == Status.WON
     r = PENGUIN.check_move(s, Move(Action.DEAL))

@@ -12,6 +12,8 @@ one card to each reserve, left to right, from the end of the shuffled list; the 
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from .cards import ACE, QUEEN, Card, card_name, format_card, full_suit_deck
 from .core import (
     DEAL,
@@ -39,7 +41,7 @@ STOCK = 8
 # NEXT[card] is the card that follows ``card`` on a foundation (A 7 8 9 T J Q), or -1.
 NEXT: list[int] = [-1] * 64
 for _s in range(4):
-    for _a, _b in zip(RANKS, RANKS[1:], strict=False):
+    for _a, _b in pairwise(RANKS):
         NEXT[_s << 4 | _a] = _s << 4 | _b
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 from typing import Any, ClassVar, NamedTuple
 
 from .cards import Card, format_card
@@ -34,7 +34,7 @@ class Move(NamedTuple):
     action: int
     src: int = -1
     dst: int = -1
-    count: int = 0
+    count: int = 0  # type: ignore[assignment]  # shadows tuple.count on purpose: the API's word
 
 
 DEAL = Move(Action.DEAL)
@@ -50,13 +50,13 @@ class State(NamedTuple):
     deal: int
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     PLAYING = "playing"
     WON = "won"
     LOST = "lost"
 
 
-class EventKind(str, Enum):
+class EventKind(StrEnum):
     MOVE = "move"          # a card move the player asked for
     AUTO = "auto"          # a card move the rules made by themselves (a refill)
     AUTOPLAY = "autoplay"  # a safe foundation move made because autoplay was asked

@@ -94,19 +94,18 @@ def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> 
         problems.append(Problem("/format", f"this service reads state format {FORMAT_VERSION}"))
     game_id = data.get("game")
     if not isinstance(game_id, str):
-        raise NotationError(problems + [Problem("/game", "the state must name its game")])
+        raise NotationError([*problems, Problem("/game", "the state must name its game")])
     if expect_game is not None and game_id != expect_game:
         raise NotationError(
-            problems
-            + [Problem("/game", f"this state is a {game_id!r} state, sent to {expect_game!r}")]
+            [*problems, Problem("/game", f"this state is a {game_id!r} state, sent to {expect_game!r}")]
         )
     options = data.get("options", {})
     if not isinstance(options, Mapping):
-        raise NotationError(problems + [Problem("/options", "options is a JSON object")])
+        raise NotationError([*problems, Problem("/options", "options is a JSON object")])
     try:
         game = get_game(game_id, options)
     except RulesError as e:
-        raise NotationError(problems + [Problem("/" + e.where, str(e))]) from e
+        raise NotationError([*problems, Problem("/" + e.where, str(e))]) from e
     deal = 0
     try:
         deal = parse_deal(data.get("deal"), "/deal")

@@ -242,9 +242,9 @@ class PenguinFamily(Game):
                 continue
             card = piles[c][0]
             to_foundations(c, card)
-            t = takes.get((card & 0xF0) | ((card & 15) % 13 + 1))
-            if t is not None:
-                moves.append(Move(MOVE, c, t, 1))
+            onto = takes.get((card & 0xF0) | ((card & 15) % 13 + 1))
+            if onto is not None:
+                moves.append(Move(MOVE, c, onto, 1))
             if any_empty or card & 15 == below_base:
                 moves.extend(Move(MOVE, c, t, 1) for t in empty)
         if self.runs == "free-cell-limit":
@@ -265,9 +265,9 @@ class PenguinFamily(Game):
             run = self._run_length(sp, base) if limit_onto > 1 else 1
             for k in range(1, min(run, limit_onto) + 1):
                 bottom = sp[n - k]
-                t = takes.get((bottom & 0xF0) | ((bottom & 15) % 13 + 1))
-                if t is not None and t != s:
-                    moves.append(Move(MOVE, s, t, k))
+                onto = takes.get((bottom & 0xF0) | ((bottom & 15) % 13 + 1))
+                if onto is not None and onto != s:
+                    moves.append(Move(MOVE, s, onto, k))
             if empty:
                 # k == n would move a whole pile into an empty one: it changes nothing
                 for k in range(1, min(run, limit_empty, n - 1) + 1):

@@ -66,14 +66,13 @@ class SmallBillee(Game):
 One deck of 52. The four Aces start on the 4 foundations (foundation 0 holds the Ace
 of Clubs, 1 Diamonds, 2 Hearts, 3 Spades); each foundation builds up in suit to King.
 
-Deal. The deck is shuffled with PySolFC's generator for the deal number (the
-deal-number procedure of PySolFC, though PySolFC does not have this game); the four
-Aces are taken out of the shuffled deck and the other 48 cards, in their shuffled
-order, are dealt starting from the end of the shuffled list: one card to each of the
-6 cells (cell 0 first), then the remaining 42 cards to the 12 fans one card at a time,
-row by row, left to right, up to 4 cards a fan: fans 0-5 get 4 cards, fans 6-11
-get 3. (The published text's counts add up to 58 cards, not 52; this is the deal the
-service uses.)
+Deal. The deck is shuffled exactly as PySolFC shuffles a one-deck deal of that number
+(PySolFC itself does not have this game); the four Aces are taken out of the shuffled
+deck and the other 48 cards, in their shuffled order, are dealt starting from the end
+of the shuffled list: one card to each of the 6 cells (cell 0 first), then the
+remaining 42 cards to the 12 fans one card at a time, row by row, left to right, up to
+4 cards a fan: fans 0-5 get 4 cards, fans 6-11 get 3. (The published text's counts add
+up to 58 cards, not 52; this is the deal the service uses.)
 
 Fans (12). No building: no card is ever put on a fan. Only the top card of a fan
 moves, one card at a time, to its foundation or to an empty cell. An emptied fan stays
@@ -84,13 +83,13 @@ never give a card back to the fans (the fans allow no building), and a card neve
 moves from one cell to another.
 
 Redeal (up to 3, and only while some fan still holds a card). All cards left in the
-fans are gathered, sorted by suit (C, D, H, S) then rank, and shuffled with PySolFC's
-generator seeded with (deal number x 10 + n) mod 10^20, where n is 1 for the first
-redeal, 2 for the second and 3 for the third; then they are dealt to the fans exactly
-as at the start, from the end of the shuffled list, row by row, left to right, up to 4
-a fan, as far as the cards go (the last fans may get fewer cards or none). Cells and
-foundations are untouched. The same deal and the same moves therefore always give the
-same redeals.
+fans are gathered, sorted by suit (C, D, H, S) then rank, and shuffled exactly as
+PySolFC shuffles the deck for deal number (deal number x 10 + n) mod 10^20, the sorted
+cards standing in for the deck, where n is 1 for the first redeal, 2 for the second
+and 3 for the third; then they are dealt to the fans exactly as at the start, from the
+end of the shuffled list, row by row, left to right, up to 4 a fan, as far as the
+cards go (the last fans may get fewer cards or none). Cells and foundations are
+untouched. The same deal and the same moves therefore always give the same redeals.
 
 Won when all 52 cards are on the foundations. Lost when no card can move and no redeal
 is left (all 3 used, or no card left in the fans).
@@ -150,32 +149,28 @@ is left (all 3 used, or no card left in the fans).
                 return f
         return -1
 
-    def can_redeal(self, state: State) -> bool:
-        if state.counters[0] >= MAX_REDEALS:
-            return False
-        piles = state.piles
-        return any(piles[i] for i in FN)
-
     def legal_moves(self, state: State) -> list[Move]:
         piles = state.piles
         moves: list[Move] = []
         MOVE = Action.MOVE
-        find = self._foundation_for
+        # the card each foundation takes next (a foundation is never empty in play)
+        wants = [piles[f][-1] + 1 if piles[f] else -1 for f in F]
         free = [c for c in C if not piles[c]]
         for c in C:
-            if piles[c]:
-                f = find(piles, piles[c][0])
-                if f >= 0:
-                    moves.append(Move(MOVE, c, f, 1))
+            p = piles[c]
+            if p and p[0] in wants:
+                moves.append(Move(MOVE, c, wants.index(p[0]), 1))
         any_fan = False
         for s in FN:
             sp = piles[s]
             if not sp:
                 continue
             any_fan = True
-            f = find(piles, sp[-1])
-            if f >= 0:
-                moves.append(Move(MOVE, s, f, 1))
+            card = sp[-1]
+            if card in wants:
+                moves.append(Move(MOVE, s, wants.index(card), 1))
+            elif -1 in wants and card & 15 == ACE:
+                moves.append(Move(MOVE, s, wants.index(-1), 1))
             for c in free:
                 moves.append(Move(MOVE, s, c, 1))
         if any_fan and state.counters[0] < MAX_REDEALS:

@@ -47,12 +47,13 @@ class DealNumber(fields.Field):
         return None if value is None else str(value)
 
 
-DEAL_NUMBER_DOC = {
-    "description": (
-        "Deal number, 0 to 10^20-1, as PySolFC numbers deals. Accepted as a JSON integer "
-        "or a decimal string; always answered as a decimal string, because numbers past "
-        "2^53 lose digits in JavaScript and other double-based JSON parsers."
-    ),
+DEAL_NUMBER_TEXT = (
+    "Deal number, 0 to 10^20-1, as PySolFC numbers deals. Accepted as a JSON integer "
+    "or a decimal string; always answered as a decimal string, because numbers past "
+    "2^53 lose digits in JavaScript and other double-based JSON parsers."
+)
+DEAL_NUMBER_DOC: dict[str, Any] = {
+    "description": DEAL_NUMBER_TEXT,
     "oneOf": [
         {"type": "integer", "minimum": 0, "maximum": MAX_DEAL},
         {"type": "string", "pattern": "^[0-9]{1,20}$"},
@@ -221,7 +222,7 @@ def legal_moves_field() -> fields.List:
 
 class DealRequestSchema(Strict):
     deal = DealNumber(
-        metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_DOC["description"] + " Omitted: the service picks one and says which."}
+        metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " Omitted: the service picks one and says which."}
     )
     options = options_field()
 
