@@ -7,6 +7,7 @@ sends can make a request big; what a state *means* is checked by the engine
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
@@ -108,11 +109,52 @@ def options_field(**kwargs: Any) -> fields.Dict:
     )
 
 
-def pile_group_field(description: str) -> fields.List:
-    return fields.List(
-        fields.List(card_field(), validate=validate.Length(max=MAX_PILE_CARDS)),
-        validate=validate.Length(max=MAX_PILES_PER_GROUP),
-        metadata={"description": description},
+CARD_RE = re.compile(CARD_PATTERN)
+
+
+class PileGroupField(fields.Field):
+    """A pile group: a list of piles, each a list of card strings.
+
+    One field for the whole group rather than nested List(List(String)) fields: a state
+    holds up to 208 cards and this is the hot path of every request, so the shape and
+    pattern checks run in one loop; the errors still point at the exact card.
+    """
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[list[str]]:
+        if not isinstance(value, list):
+            raise ValidationError("a pile group is a list of piles")
+        if len(value) > MAX_PILES_PER_GROUP:
+            raise ValidationError(f"a pile group holds at most {MAX_PILES_PER_GROUP} piles")
+        errors: dict[int, Any] = {}
+        for i, pile in enumerate(value):
+            if not isinstance(pile, list):
+                errors[i] = ["a pile is a list of cards"]
+            elif len(pile) > MAX_PILE_CARDS:
+                errors[i] = [f"a pile holds at most {MAX_PILE_CARDS} cards"]
+            else:
+                bad = {j: ["not a card (e.g. 'TH')"] for j, c in enumerate(pile) if not (isinstance(c, str) and CARD_RE.match(c))}
+                if bad:
+                    errors[i] = bad
+        if errors:
+            raise ValidationError(errors)
+        return value
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return value
+
+
+def pile_group_field(description: str) -> PileGroupField:
+    return PileGroupField(
+        metadata={
+            "description": description,
+            "type": "array",
+            "maxItems": MAX_PILES_PER_GROUP,
+            "items": {
+                "type": "array",
+                "maxItems": MAX_PILE_CARDS,
+                "items": {"type": "string", "pattern": CARD_PATTERN, "description": "A card, e.g. 'TH'."},
+            },
+        }
     )
 
 
