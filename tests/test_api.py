@@ -303,3 +303,13 @@ def test_wrong_method_is_405_with_allow(client):
 
 def test_unknown_path_is_404_problem(client):
     problem(client.get("/v2/nothing"), 404, "not-found")
+
+
+def test_winnable_deal_is_the_first_proved_winnable_from_the_number(client):
+    r = client.post("/v1/games/opus/deals", json={"deal": 1, "winnable": True})
+    assert r.status_code == 200
+    n = int(r.json["deal"])
+    assert n >= 1
+    assert deal(client, "opus", n)["state"] == r.json["state"]
+    solved = client.post("/v1/games/opus/solve", json={"state": r.json["state"], "limits": {"max_seconds": 5}})
+    assert solved.json["result"] == "solved"

@@ -26,6 +26,7 @@ from service.engine.notation import (
     state_to_json,
 )
 from service.engine.registry import GAME_CLASSES, UnknownGame, get_game
+from service.solver import first_winnable_deal
 
 from .problems import ApiError
 from .schemas import (
@@ -179,8 +180,28 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
     deal = body.get("deal")
     if deal is None:
         deal = 1 + secrets.randbelow(RANDOM_DEAL_LIMIT)
-    state = game.initial_state(deal)
+    if body.get("winnable"):
+        deal, state = winnable_deal(game, deal)
+    else:
+        state = game.initial_state(deal)
     return answer({"deal": str(deal), **position(game, state)})
+
+
+def winnable_deal(game: Game, start: int) -> tuple[int, State]:
+    """The first deal from ``start`` on that the solver proves winnable (422 if none of
+    the tries is proved within the server's budget)."""
+    from .solver_api import settings  # the solver blueprint owns the solver's settings
+
+    s = settings()
+    found = first_winnable_deal(game, start, s.winnable_deal_seconds, s.winnable_deal_tries)
+    if found is None:
+        last = start + s.winnable_deal_tries - 1
+        raise ApiError(
+            422, "no-winnable-deal",
+            f"none of deals {start}-{last} was proved winnable within {s.winnable_deal_seconds:g} s each; "
+            "ask again from another deal number",
+        )
+    return found
 
 
 @blp.route("/<game:game_id>/moves", methods=["POST"])

@@ -51,6 +51,7 @@ TITLES = {
     "unknown-game": "Unknown game",
     "illegal-move": "Illegal move",
     "body-too-large": "Request body too large",
+    "no-winnable-deal": "No winnable deal found",
 }
 
 

@@ -267,6 +267,17 @@ class DealRequestSchema(Strict):
         metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " Omitted: the service picks one and says which."}
     )
     options = options_field()
+    winnable = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": (
+                "true: answer the first deal at or after `deal` (or the number the service picks) "
+                "that the solver proves winnable, trying WINNABLE_DEAL_TRIES deals with "
+                "WINNABLE_DEAL_SECONDS each; `deal` in the answer says which. 422 "
+                "`no-winnable-deal` when none is proved within that budget."
+            )
+        },
+    )
 
 
 class DealResponseSchema(Strict):
