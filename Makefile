@@ -32,6 +32,8 @@ openapi: venv
 bench: venv
 	$(PY) bench/engine_bench.py
 	$(PY) bench/http_bench.py
+	$(PY) bench/http_load_bench.py
+	$(PY) bench/solver_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,9 +1,200 @@
-"""Request ids, JSON logs, metrics and CORS (issue 4 fills this in)."""
+"""Request ids, request metrics, log context and CORS: what every request goes through.
+
+- Request id: taken from ``X-Request-ID`` when it is short and made of safe characters,
+  generated otherwise; kept in ``flask.g.request_id`` (problem bodies carry it), echoed in
+  the response header, and added to every log record written while the request runs.
+- Metrics: Prometheus counters and histograms. Under gunicorn (several worker processes)
+  ``PROMETHEUS_MULTIPROC_DIR`` is set before this module is imported (deploy/gunicorn.conf.py
+  sees to it) and prometheus_client then keeps the values in files that :func:`metrics_payload`
+  adds up; without it (tests, ``flask run``) one in-process registry is used.
+- CORS: any origin by default, never credentials (the API has none to protect).
+- Logs are formatted (as JSON, one access line per request) by gunicorn's logging config in
+  deploy/gunicorn.conf.py; nothing here logs request or response bodies, so game states
+  never reach the logs.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
+import re
+import time
+import uuid
+from typing import Any
+
+import flask
 from flask import Flask
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.multiprocess import MultiProcessCollector
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from .config import env_int
+from .problems import request_id
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# Long enough for a UUID or a W3C trace id with a prefix, short enough to log safely.
+REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
+
+CORS_ALLOWED_HEADERS = "Content-Type, X-Request-ID"
+CORS_ALLOWED_METHODS = "GET, POST, OPTIONS"
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+SOLVER_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0)
+
+# Metric objects are process-wide: the app factory runs many times in the tests, and
+# registering a metric twice is an error. Only counters and histograms: they add up
+# across gunicorn workers without a multiprocess mode of their own.
+HTTP_REQUESTS = Counter(
+    "http_requests",
+    "HTTP requests answered, by method, endpoint (the route template) and status.",
+    ["method", "endpoint", "status"],
+)
+HTTP_LATENCY = Histogram(
+    "http_request_duration_seconds",
+    "Time from the request reaching the app to the response leaving it.",
+    ["method", "endpoint", "status"],
+    buckets=LATENCY_BUCKETS,
+)
+SOLVER_RUNS = Counter(
+    "solver_runs",
+    "Solver runs, by game and result (e.g. solved, unsolvable, budget-exhausted).",
+    ["game", "result"],
+)
+SOLVER_SECONDS = Histogram(
+    "solver_run_duration_seconds",
+    "Wall time of solver runs, by game and result.",
+    ["game", "result"],
+    buckets=SOLVER_BUCKETS,
+)
+
+UNMATCHED_ENDPOINT = "<unmatched>"  # 404s share one label: paths are client-chosen
+
+
+def record_solver_run(game_id: str, result: str, seconds: float) -> None:
+    """Count one solver run. The solver endpoint calls this once per run.
+
+    ``game_id`` must be a registered game id and ``result`` one of a small fixed set:
+    every distinct value is a new time series, so never pass anything a client chose.
+    """
+    SOLVER_RUNS.labels(game_id, result).inc()
+    SOLVER_SECONDS.labels(game_id, result).observe(seconds)
+
+
+def metrics_payload() -> tuple[bytes, str]:
+    """The Prometheus text exposition of this process (or of all gunicorn workers)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+
+
+def incoming_request_id(value: str | None) -> str:
+    """The client's request id if it is safe to log and echo, else a new one.
+
+    >>> incoming_request_id("abc-123")
+    'abc-123'
+    >>> len(incoming_request_id("no spaces or newlines\\n"))
+    32
+    """
+    if value and REQUEST_ID_PATTERN.fullmatch(value):
+        return value
+    return uuid.uuid4().hex
+
+
+def cors_origins(raw: str) -> frozenset[str] | None:
+    """Parse ``CORS_ALLOW_ORIGINS``: ``*`` (any), a comma-separated list, or empty (off).
+
+    >>> sorted(cors_origins("https://a.example, https://b.example"))
+    ['https://a.example', 'https://b.example']
+    >>> cors_origins("*")
+    frozenset({'*'})
+    >>> cors_origins(" ") is None
+    True
+    """
+    origins = frozenset(o.strip().rstrip("/") for o in raw.split(",") if o.strip())
+    return origins or None
+
+
+def begin_request() -> flask.Response | None:
+    """Give the request its id and start its clock; answer CORS preflights at once."""
+    flask.g.request_id = incoming_request_id(flask.request.headers.get(REQUEST_ID_HEADER))
+    flask.g.request_started = time.perf_counter()
+    if (
+        flask.request.method == "OPTIONS"
+        and "Access-Control-Request-Method" in flask.request.headers
+        and flask.current_app.config["CORS_ORIGINS"] is not None
+    ):
+        preflight = flask.current_app.response_class(status=204)
+        del preflight.headers["Content-Type"]
+        return preflight
+    return None
+
+
+def finish_response(response: flask.Response) -> flask.Response:
+    """Echo the request id, add CORS headers and count the request."""
+    rid = request_id()
+    if rid:
+        response.headers[REQUEST_ID_HEADER] = rid
+    add_cors_headers(response)
+    rule = flask.request.url_rule
+    endpoint = rule.rule if rule is not None else UNMATCHED_ENDPOINT
+    labels = (flask.request.method, endpoint, str(response.status_code))
+    HTTP_REQUESTS.labels(*labels).inc()
+    started = getattr(flask.g, "request_started", None)
+    if started is not None:
+        HTTP_LATENCY.labels(*labels).observe(time.perf_counter() - started)
+    return response
+
+
+def add_cors_headers(response: flask.Response) -> None:
+    origins: frozenset[str] | None = flask.current_app.config["CORS_ORIGINS"]
+    if origins is None:
+        return
+    origin = flask.request.headers.get("Origin")
+    if "*" in origins:
+        response.headers["Access-Control-Allow-Origin"] = "*"
+    else:
+        response.vary.add("Origin")
+        if origin is None or origin.rstrip("/") not in origins:
+            return
+        response.headers["Access-Control-Allow-Origin"] = origin
+    response.headers["Access-Control-Expose-Headers"] = REQUEST_ID_HEADER
+    if flask.request.method == "OPTIONS":
+        response.headers["Access-Control-Allow-Methods"] = CORS_ALLOWED_METHODS
+        response.headers["Access-Control-Allow-Headers"] = CORS_ALLOWED_HEADERS
+        response.headers["Access-Control-Max-Age"] = str(flask.current_app.config["CORS_MAX_AGE"])
+
+
+_base_record_factory = logging.getLogRecordFactory()
+
+
+def _record_with_request_id(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    """Every log record written during a request carries its id (JSON logs show it)."""
+    record = _base_record_factory(*args, **kwargs)
+    rid = request_id()
+    if rid:
+        record.request_id = rid
+    return record
 
 
 def init_observability(app: Flask) -> None:
-    """Hook request ids, logging, metrics and CORS into ``app``."""
+    """Hook request ids, metrics, log context and CORS into ``app``; read their settings."""
+    app.config.setdefault("CORS_ORIGINS", cors_origins(os.environ.get("CORS_ALLOW_ORIGINS", "*")))
+    app.config.setdefault("CORS_MAX_AGE", env_int("CORS_MAX_AGE", 600))
+    app.config.setdefault("TRUSTED_PROXY_HOPS", env_int("TRUSTED_PROXY_HOPS", 0))
+    hops = app.config["TRUSTED_PROXY_HOPS"]
+    if hops > 0:
+        # Behind the balancer: client address and scheme from its X-Forwarded-* headers.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
+    app.before_request(begin_request)
+    app.after_request(finish_response)
+    if logging.getLogRecordFactory() is not _record_with_request_id:
+        logging.setLogRecordFactory(_record_with_request_id)

@@ -1,7 +1,59 @@
-"""Operational endpoints: liveness, readiness, metrics (issue 4 fills this in)."""
+"""Operational endpoints for balancers, orchestrators and Prometheus; not part of the v1 API.
+
+- ``GET /healthz``: liveness. Answers 200 while the process can answer at all; it checks
+  no dependency (there are none), so a restart is never triggered by someone else's outage.
+- ``GET /readyz``: readiness. 503 while the server drains after SIGTERM, so the balancer
+  stops sending before the workers exit. The gunicorn master (deploy/gunicorn.conf.py)
+  creates the file named by ``DRAIN_FILE`` when it gets SIGTERM; every worker sees it.
+- ``GET /metrics``: Prometheus text format, summed over all gunicorn workers.
+
+A plain Flask blueprint on purpose: these routes stay out of openapi.yaml.
+"""
 
 from __future__ import annotations
 
+import os
+
+import flask
 from flask import Blueprint
 
+from .observability import metrics_payload
+from .problems import problem_response
+
 blp = Blueprint("ops", __name__)
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def draining() -> bool:
+    """True once the server has begun its graceful stop."""
+    path: str = flask.current_app.config.get("DRAIN_FILE") or ""
+    return bool(path) and os.path.exists(path)
+
+
+@blp.record_once
+def read_settings(state: flask.blueprints.BlueprintSetupState) -> None:
+    state.app.config.setdefault("DRAIN_FILE", os.environ.get("DRAIN_FILE", ""))
+
+
+@blp.get("/healthz")
+def healthz() -> flask.Response:
+    """Liveness: the process is up and serving."""
+    return flask.make_response(flask.jsonify(status="ok"), 200, NO_STORE)
+
+
+@blp.get("/readyz")
+def readyz() -> flask.Response:
+    """Readiness: 200 while this server takes traffic, 503 while it drains."""
+    if draining():
+        return problem_response(
+            503, "draining", "the server is shutting down; send requests elsewhere", headers=NO_STORE
+        )
+    return flask.make_response(flask.jsonify(status="ready"), 200, NO_STORE)
+
+
+@blp.get("/metrics")
+def metrics() -> flask.Response:
+    """Prometheus metrics of every worker of this server."""
+    payload, content_type = metrics_payload()
+    return flask.Response(payload, 200, {"Content-Type": content_type, **NO_STORE})

@@ -1,0 +1,263 @@
+"""Throughput and latency of POST /v1/games/penguin/moves through gunicorn, against a baseline.
+
+Both servers run with the production settings (deploy/gunicorn.conf.py, same environment);
+wrk, in its own process, sends them the same move requests (positions along random
+playouts) on loopback. The baseline is a trivial Flask endpoint (``trivial_app`` of
+bench/http_bench.py: answers {"ok": true} without reading the body), so the ratio says what
+our parsing, validation, engine and serialization cost on top of gunicorn and Flask.
+Rounds alternate between the two servers; the figures are the medians over rounds.
+
+    .venv/bin/python bench/http_load_bench.py [--seconds 10] [--rounds 3] [--connections 16]
+    .venv/bin/python bench/http_load_bench.py --profile   # where a moves request spends its time
+
+Needs wrk (deploy/install-test-deps.sh installs it from Debian).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import json
+import os
+import pstats
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from werkzeug.test import EnvironBuilder
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.http_bench import bodies, trivial_app  # noqa: E402
+from service.http import create_app  # noqa: E402
+
+GAME = "penguin"
+MOVES_PATH = f"/v1/games/{GAME}/moves"
+TARGET_RATIO = 0.60
+
+# wrk script: cycle through the request bodies; report the summary as one JSON line.
+LUA = """
+local bodies = {%(bodies)s}
+local i = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  i = i %% #bodies + 1
+  return wrk.format(nil, nil, nil, bodies[i])
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRK {"requests": %%d, "seconds": %%.3f, "p50_us": %%d, "p99_us": %%d, "errors": %%d, "non2xx": %%d}\\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout, e.status))
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """gunicorn with deploy/gunicorn.conf.py serving ``app`` on a loopback port."""
+
+    def __init__(self, app: str, path: str, env: dict[str, str]) -> None:
+        self.app, self.path, self.port = app, path, free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", app],
+            cwd=REPO, env={**os.environ, **env, "HOST": "127.0.0.1", "PORT": str(self.port)},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=1)
+                break
+            except urllib.error.HTTPError:
+                break  # any HTTP answer: the server is up
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError(f"gunicorn did not start for {app}") from None
+                time.sleep(0.1)
+
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by the master and its workers (live ones and reaped ones)."""
+        def times(pid: int) -> list[float]:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return [int(f) / os.sysconf("SC_CLK_TCK") for f in fields[11:15]]  # utime stime cutime cstime
+
+        pid = self.proc.pid
+        total = sum(times(pid))
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with contextlib.suppress(FileNotFoundError):  # exited meanwhile: in cutime from now on
+                total += sum(times(int(child))[:2])
+        return total
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)  # graceful; GUNICORN_DRAIN_SECONDS=0 below
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its own session: master and workers
+            self.proc.wait()
+
+
+def wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, Any]:
+    run = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(script), url],
+        capture_output=True, text=True, check=True, timeout=seconds + 60,
+    )
+    line = next(x for x in run.stdout.splitlines() if x.startswith("WRK "))
+    out: dict[str, Any] = json.loads(line[4:])
+    if out["errors"] or out["non2xx"]:
+        raise RuntimeError(f"wrk saw failures against {url}: {out}")
+    out["rps"] = out["requests"] / out["seconds"]
+    return out
+
+
+def move_bodies(count: int) -> list[str]:
+    client = create_app().test_client()
+    return [json.dumps(b, separators=(",", ":")) for b in bodies(client, GAME, count)]
+
+
+def lua_script(payloads: list[str], directory: Path) -> Path:
+    for p in payloads:
+        assert "]==]" not in p
+    script = directory / "moves.lua"
+    script.write_text(LUA % {"bodies": ",\n".join(f"[==[{p}]==]" for p in payloads)})
+    return script
+
+
+def benchmark(args: argparse.Namespace) -> None:
+    if shutil.which("wrk") is None:
+        subprocess.run(["bash", str(REPO / "deploy" / "install-test-deps.sh")], check=True)
+    env = {"WEB_CONCURRENCY": str(args.workers), "GUNICORN_THREADS": str(args.threads), "GUNICORN_DRAIN_SECONDS": "0"}
+    servers = {"moves": ("service.wsgi:app", MOVES_PATH), "trivial": ("bench.http_bench:trivial_app()", "/echo")}
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+    with tempfile.TemporaryDirectory() as tmp:
+        script = lua_script(move_bodies(args.bodies), Path(tmp))
+        print(f"cpus {os.cpu_count()}, gunicorn workers {args.workers} x threads {args.threads}, "
+              f"wrk 1 thread {args.connections} connections, {args.seconds} s x {args.rounds} rounds, "
+              f"{args.bodies} distinct move requests of ~{script.stat().st_size // args.bodies} bytes; "
+              f"load average before: {os.getloadavg()[0]:.2f}")
+        for round_no in range(args.rounds):
+            for name, (app, path) in servers.items():
+                server = Server(app, path, env)
+                try:
+                    wrk(server.url, script, args.warmup, args.connections)
+                    cpu = server.cpu_seconds()
+                    r = wrk(server.url, script, args.seconds, args.connections)
+                    r["cpu_ms"] = (server.cpu_seconds() - cpu) / r["requests"] * 1e3
+                finally:
+                    server.stop()
+                results[name].append(r)
+                print(f"  round {round_no + 1} {name:8} {r['rps']:8.1f} req/s  p50 {r['p50_us'] / 1e3:7.2f} ms  "
+                      f"p99 {r['p99_us'] / 1e3:7.2f} ms  server CPU {r['cpu_ms']:.3f} ms/request  "
+                      f"({r['requests']} requests)")
+    summary = {
+        name: {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_us", "p99_us", "cpu_ms")}
+        for name, rs in results.items()
+    }
+    print(f"{'endpoint':10} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>11}   (medians)")
+    for name, s in summary.items():
+        print(f"{name:10} {s['rps']:9.1f} {s['p50_us'] / 1e3:8.2f} {s['p99_us'] / 1e3:8.2f} {s['cpu_ms']:11.3f}")
+    ratio = summary["moves"]["rps"] / summary["trivial"]["rps"]
+    cpu_ratio = summary["trivial"]["cpu_ms"] / summary["moves"]["cpu_ms"]
+    verdict = "meets" if ratio >= TARGET_RATIO else "misses"
+    print(f"moves / trivial throughput: {ratio:.2f} ({verdict} the {TARGET_RATIO:.0%} target)")
+    print(f"moves / trivial requests per server CPU-second: {cpu_ratio:.2f} "
+          "(what the throughput ratio tends to when the servers have the CPUs to themselves)")
+    print(f"load average after: {os.getloadavg()[0]:.2f} (other work on the machine skews req/s and latency)")
+
+
+AREAS = (  # (area, path fragments of the code that counts for it), first match wins
+    ("engine (rules, notation)", ("/service/engine/",)),
+    ("our HTTP layer (views, hooks, errors)", ("/service/http/",)),
+    ("request/response schemas (marshmallow, webargs, flask-smorest)", ("/marshmallow/", "/webargs/", "/flask_smorest/")),
+    ("Flask, Werkzeug", ("/flask/", "/werkzeug/")),
+    ("JSON encoding/decoding", ("/json/",)),
+    ("metrics (prometheus_client)", ("/prometheus_client/",)),
+    ("logging", ("/logging/",)),
+)
+
+
+def wsgi_requests(path: str, payloads: list[str]) -> list[dict[str, Any]]:
+    """Ready-made WSGI environs: the app is called directly, no HTTP and no test client."""
+    return [EnvironBuilder(path=path, method="POST", data=p, content_type="application/json").get_environ()
+            for p in payloads]
+
+
+def serve_all(app: Any, environs: list[dict[str, Any]]) -> float:
+    """Seconds per request of ``app`` over ``environs`` (each one is used up)."""
+    def start_response(status: str, headers: Any, exc_info: Any = None) -> None:
+        assert status.startswith("200"), status
+
+    start = time.perf_counter()
+    for environ in environs:
+        for _ in app(environ, start_response):
+            pass
+    return (time.perf_counter() - start) / len(environs)
+
+
+def profile(args: argparse.Namespace) -> None:
+    """Where a moves request spends the server's time: the app called in-process."""
+    app, trivial = create_app(), trivial_app()
+    payloads = move_bodies(args.bodies)
+    serve_all(app, wsgi_requests(MOVES_PATH, payloads))  # warm up
+    moves_ms = serve_all(app, wsgi_requests(MOVES_PATH, payloads)) * 1e3
+    trivial_ms = serve_all(trivial, wsgi_requests("/echo", payloads)) * 1e3
+    print(f"app alone (WSGI call, no HTTP): moves {moves_ms:.3f} ms/request, trivial {trivial_ms:.3f} ms/request")
+
+    environs = wsgi_requests(MOVES_PATH, payloads)
+    prof = cProfile.Profile()
+    prof.enable()
+    serve_all(app, environs)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    by_area: dict[str, float] = {}
+    for (filename, _, _), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        area = next((name for name, parts in AREAS if any(p in filename for p in parts)), "other (stdlib, builtins)")
+        by_area[area] = by_area.get(area, 0.0) + own
+    total = sum(by_area.values())
+    print(f"moves under the profiler: {total / len(payloads) * 1e3:.2f} ms/request; own time by area:")
+    for area, seconds in sorted(by_area.items(), key=lambda kv: -kv[1]):
+        print(f"  {seconds / total:6.1%}  {area}")
+    if args.verbose:
+        stats.sort_stats("tottime").print_stats(25)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=int, default=10, help="measured seconds per server and round")
+    ap.add_argument("--warmup", type=int, default=2, help="unmeasured seconds before each measure")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="WEB_CONCURRENCY (default: CPUs)")
+    ap.add_argument("--threads", type=int, default=4, help="GUNICORN_THREADS")
+    ap.add_argument("--bodies", type=int, default=200, help="distinct move requests to cycle through")
+    ap.add_argument("--profile", action="store_true", help="profile in-process instead of benchmarking")
+    ap.add_argument("--verbose", action="store_true", help="with --profile: the costliest functions too")
+    args = ap.parse_args()
+    profile(args) if args.profile else benchmark(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The deploy files are valid for their tools, as far as this machine can check.
+
+No Docker engine or Kubernetes cluster here: the Kubernetes manifests are validated against
+the API's JSON schemas (kubernetes-validate, offline), the Dockerfile is linted (hadolint),
+and the compose file is checked for what the other files rely on. HAProxy's config is
+checked by haproxy itself in test_load_balancer.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DEPLOY = REPO / "deploy"
+MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
+K8S_VERSIONS = ["1.30.0", "1.37.0"]  # oldest and newest the schemas cover that we claim
+
+
+def manifests() -> dict[str, dict[str, Any]]:
+    docs = [d for path in MANIFESTS for d in yaml.safe_load_all(path.read_text()) if d]
+    return {d["kind"]: d for d in docs}
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_kubernetes_manifests_match_the_api_schema(path: Path, version: str) -> None:
+    for doc in yaml.safe_load_all(path.read_text()):
+        kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_the_schema_check_catches_a_misspelt_field() -> None:
+    deployment = copy.deepcopy(manifests()["Deployment"])
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    container["readinesProbe"] = container.pop("readinessProbe")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, K8S_VERSIONS[-1], strict=True)
+
+
+def test_kubernetes_deployment_probes_resources_and_scaling_fit_together() -> None:
+    kinds = manifests()
+    assert {"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"} <= set(kinds)
+    deployment = kinds["Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    (api,) = pod["containers"]
+    assert api["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert api["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert {"cpu", "memory"} <= set(api["resources"]["requests"])
+    env = {e["name"]: e.get("value") for e in api["env"]}
+    drain = int(env["GUNICORN_DRAIN_SECONDS"])
+    readiness = api["readinessProbe"]
+    assert drain > readiness["periodSeconds"] * readiness["failureThreshold"], "drain outlasts readiness detection"
+    assert pod["terminationGracePeriodSeconds"] >= drain + 35, "drain + gunicorn's graceful timeout fit"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    labels = deployment["spec"]["selector"]["matchLabels"]
+    assert kinds["Service"]["spec"]["selector"] == labels
+    assert kinds["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"] == labels
+    target = kinds["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    port_names = {p["name"] for p in api["ports"]}
+    assert kinds["Service"]["spec"]["ports"][0]["targetPort"] in port_names
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    hadolint = Path(sys.executable).parent / "hadolint"
+    run = subprocess.run([str(hadolint), "--failure-threshold", "info", str(DEPLOY / "Dockerfile")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_dockerfile_runs_gunicorn_unprivileged_with_the_deploy_config() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    users = re.findall(r"^USER\s+(\S+)", text, flags=re.M)
+    assert users and users[-1].split(":")[0] not in ("root", "0")
+    assert re.search(r'^CMD \["gunicorn", "-c", "deploy/gunicorn.conf.py", "service.wsgi:app"\]', text, flags=re.M)
+    assert "HEALTHCHECK" in text and "/healthz" in text
+    # Everything the image copies from the build context exists and is not .dockerignored.
+    ignore = (REPO / ".dockerignore").read_text()
+    for source in re.findall(r"^COPY (?!--from)(.+) \S+$", text, flags=re.M):
+        for path in source.split():
+            assert (REPO / path).exists(), path
+            assert f"!{path}" in ignore or f"!{path}/" in ignore, f"{path} is excluded by .dockerignore"
+
+
+def test_compose_runs_replicas_behind_haproxy_with_the_deploy_files() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    api, lb = compose["services"]["api"], compose["services"]["lb"]
+    assert api["deploy"]["replicas"] >= 2
+    assert (DEPLOY / api["build"]["context"] / api["build"]["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in lb["volumes"]  # the official image's path
+    # Every variable the HAProxy config reads has a default there, and compose sets each.
+    cfg = (DEPLOY / "haproxy.cfg").read_text()
+    used = set(re.findall(r"\$\{(\w+)\}", cfg))
+    defaulted = set(re.findall(r"^\s*presetenv (\w+)", cfg, flags=re.M))
+    assert used == defaulted == set(lb["environment"])
+    assert lb["environment"]["API_HOST"] == "api"
+    assert [lb["environment"]["API_PORT"]] == api["expose"] == ["8000"]  # the image's PORT
+    grace = int(api["stop_grace_period"].rstrip("s"))
+    assert grace >= int(api["environment"]["GUNICORN_DRAIN_SECONDS"]) + 35, "drain + graceful timeout fit"
