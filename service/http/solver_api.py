@@ -1,7 +1,114 @@
-"""Solve and hint endpoints (issue 3 fills this in)."""
+"""The solve and hint endpoints: thin views over :mod:`service.solver`.
+
+Budgets: a request's limits are capped by the server's settings
+(:class:`~service.solver.SolverSettings`, read from the environment when the blueprint
+is registered), so no request can make a search run longer or hold more positions
+than the server allows.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from flask import current_app
 from flask_smorest import Blueprint
 
-blp = Blueprint("solver", __name__, url_prefix="/v1/games", description="Solve deals and ask for hints.")
+from service.engine.core import Game
+from service.engine.notation import move_to_json
+from service.solver import Limits, SolveResult, SolverSettings, hint, solve_position
+
+from .games_api import read_state
+from .observability import record_solver_run
+from .solver_schemas import HintRequestSchema, HintResponseSchema, SolveRequestSchema, SolveResponseSchema
+
+blp = Blueprint(
+    "solver",
+    __name__,
+    url_prefix="/v1/games",
+    description=(
+        "Solve deals and ask for hints. The solver searches the position exactly as sent: in "
+        "games whose redeals reshuffle (Small Billee, Abandon Hope), each reshuffle is "
+        "determined by the state (its deal number and the redeals made, RULES.md "
+        "\"Determinism\"), so a solution is a solution of the deal as dealt, reshuffles "
+        "included, and replays move by move through the moves endpoint."
+    ),
+)
+
+SETTINGS_KEY = "SOLVER_SETTINGS"
+
+
+@blp.record_once
+def _init(state: Any) -> None:
+    state.app.config.setdefault(SETTINGS_KEY, SolverSettings.from_env())
+
+
+def settings() -> SolverSettings:
+    value = current_app.config.get(SETTINGS_KEY)
+    return value if isinstance(value, SolverSettings) else SolverSettings.from_env()
+
+
+def capped_limits(requested: dict[str, Any], default_seconds: float | None = None) -> Limits:
+    s = settings()
+    seconds = requested.get("max_seconds", default_seconds or s.max_seconds)
+    states = requested.get("max_states", s.max_states)
+    return Limits(min(seconds, s.max_seconds), min(states, s.max_states))
+
+
+def stats(result: SolveResult, limits: Limits) -> dict[str, Any]:
+    return {
+        "states": result.states,
+        "seconds": round(result.seconds, 4),
+        "states_per_second": round(result.states / result.seconds) if result.seconds > 0 else 0.0,
+        "stopped_by": result.stopped_by,
+        "max_seconds": limits.max_seconds,
+        "max_states": limits.max_states,
+    }
+
+
+def record(game: Game, result: SolveResult) -> None:
+    """Count the run in the metrics (game id and result only: both from fixed sets)."""
+    record_solver_run(game.id, result.result, result.seconds)
+
+
+@blp.route("/<game_id>/solve", methods=["POST"])
+@blp.doc(operationId="solve")
+@blp.arguments(SolveRequestSchema, error_status_code=400)
+@blp.response(200, SolveResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
+    """Solve a position: a winning sequence of moves, a proof that none exists, or `unknown`
+    when a limit stopped the search."""
+    game, state = read_state(game_id, body["state"])
+    limits = capped_limits(body.get("limits") or {})
+    result = solve_position(game, state, limits)
+    record(game, result)
+    return {
+        "result": result.result,
+        "moves": [move_to_json(game, m) for m in result.moves],
+        "stats": stats(result, limits),
+    }
+
+
+@blp.route("/<game_id>/hint", methods=["POST"])
+@blp.doc(operationId="hint")
+@blp.arguments(HintRequestSchema, error_status_code=400)
+@blp.response(200, HintResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
+    """The move to make now, why, and whether the game can still be won: a solution's first
+    move when the solver finds one within the hint budget (HINT_SECONDS), else the
+    heuristic's choice."""
+    game, state = read_state(game_id, body["state"])
+    limits = capped_limits({}, settings().hint_seconds)
+    answer = hint(game, state, limits)
+    record(game, answer.search)
+    return {
+        "move": None if answer.move is None else move_to_json(game, answer.move),
+        "reason": answer.reason,
+        "winnable": answer.winnable,
+        "stats": stats(answer.search, limits),
+    }
