@@ -61,16 +61,27 @@ def rank_name(rank: int) -> str:
     return RANK_NAMES[rank]
 
 
+def _spellings() -> dict[str, Card]:
+    """Every accepted spelling of every card: ``TH``, ``th``, ``tH``, ``10H``, ``10h``..."""
+    out: dict[str, Card] = {}
+    for r, rank_char in enumerate(RANKS, start=1):
+        ranks = [rank_char, rank_char.lower()] + (["10"] if rank_char == "T" else [])
+        for s, suit_char in enumerate(SUITS):
+            for rc in ranks:
+                for sc in (suit_char, suit_char.lower()):
+                    out[rc + sc] = make_card(r, s)
+    return out
+
+
+CARD_CODES: Final = _spellings()
+
+
 def parse_card(text: str) -> Card:
     """Read ``"TH"``, ``"10h"``, ``"th"``; raise :class:`CardError` otherwise."""
-    if not isinstance(text, str):
-        raise CardError(f"a card is a string like 'TH', not {type(text).__name__}")
-    t = text.strip().upper()
-    if t.startswith("10"):
-        t = "T" + t[2:]
-    if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
+    card = CARD_CODES.get(text) if isinstance(text, str) else None
+    if card is None:
         raise CardError(f"{text!r} is not a card (expected rank A23456789TJQK then suit CDHS, e.g. 'TH')")
-    return make_card(RANKS.index(t[0]) + 1, SUITS.index(t[1]))
+    return card
 
 
 def full_suit_deck(ranks: tuple[int, ...], decks: int = 1) -> tuple[Card, ...]:

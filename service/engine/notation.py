@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .cards import CardError, format_card, parse_card
+from .cards import CARD_CODES, CardError, format_card, parse_card
 from .core import MAX_DEAL, Action, Event, Game, Move, Problem, Rejection, RulesError, State
 from .registry import UnknownGame, get_game
 
@@ -132,13 +132,14 @@ def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> 
                         Problem(f"{where}/{i}", f"a pile is a list of at most {MAX_PILE_CARDS} cards")
                     )
                     continue
-                cards = []
-                for j, text in enumerate(pile):
-                    try:
-                        cards.append(parse_card(text))
-                    except CardError as e:
-                        problems.append(Problem(f"{where}/{i}/{j}", str(e)))
-                piles.append(tuple(cards))
+                try:
+                    piles.append(tuple(map(CARD_CODES.__getitem__, pile)))
+                except (KeyError, TypeError):
+                    for j, text in enumerate(pile):
+                        try:
+                            parse_card(text)
+                        except CardError as e:
+                            problems.append(Problem(f"{where}/{i}/{j}", str(e)))
     counters_data = data.get("counters", {})
     counters: list[int] = []
     if not isinstance(counters_data, Mapping):
