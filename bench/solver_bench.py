@@ -1,0 +1,167 @@
+"""Solver benchmark: every game, a range of deals, one fixed per-deal limit.
+
+For each game: counts of solved / proved unsolvable / unknown, median, p95 and mean
+seconds of search per deal (and of search plus the engine replay that verifies every
+solution before the service answers it), states per second and per deal. For the Penguin family, Freecell
+Solver (the field's best solver for these games) runs on the same deals in the same
+run, and the ratios of our mean and median to its are printed.
+
+    .venv/bin/python -m bench.solver_bench --deals 1-1000 --seconds 10
+    .venv/bin/python -m bench.solver_bench --games forty-thieves --deals 1-50 --seconds 10
+
+Not run by ``make test``. Installs Freecell Solver itself (bench/fcs_baseline.py)
+unless ``--no-fcs`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+from service.engine.penguin import PenguinFamily
+from service.engine.registry import game_ids, get_game
+from service.solver import Limits, solve_position
+
+
+@dataclass
+class Tally:
+    """Results of one solver on one game's deals."""
+
+    solved: int = 0
+    unsolvable: int = 0
+    unknown: int = 0
+    seconds: list[float] = field(default_factory=list)
+    walls: list[float] = field(default_factory=list)  # search plus verification replay
+    states: int = 0
+    unknown_deals: list[int] = field(default_factory=list)
+    invalid: int = 0  # solutions the engine refused (must stay 0)
+
+    def add(
+        self, deal: int, result: str, seconds: float, states: int, stopped_by: str | None = None,
+        wall: float | None = None,
+    ) -> None:
+        setattr(self, result, getattr(self, result) + 1)
+        self.walls.append(seconds if wall is None else wall)
+        if stopped_by == "invalid-solution":
+            self.invalid += 1
+        self.seconds.append(seconds)
+        self.states += states
+        if result == "unknown":
+            self.unknown_deals.append(deal)
+
+    def summary(self) -> dict[str, float | int | list[int]]:
+        s = sorted(self.seconds)
+        n = len(s)
+        total = sum(s)
+        return {
+            "deals": n,
+            "solved": self.solved,
+            "unsolvable": self.unsolvable,
+            "unknown": self.unknown,
+            "decided": self.solved + self.unsolvable,
+            "median_s": statistics.median(s) if s else 0.0,
+            "p95_s": s[min(n - 1, int(0.95 * n))] if s else 0.0,
+            "mean_s": total / n if n else 0.0,
+            "states_per_s": self.states / total if total else 0.0,
+            "median_with_verify_s": statistics.median(self.walls) if self.walls else 0.0,
+            "mean_with_verify_s": sum(self.walls) / n if n else 0.0,
+            "states_per_deal": self.states / n if n else 0.0,
+            "unknown_deals": self.unknown_deals[:20],
+            "invalid_solutions": self.invalid,
+        }
+
+
+def parse_range(text: str) -> range:
+    a, _, b = text.partition("-")
+    return range(int(a), int(b or a) + 1)
+
+
+def bench_game(gid: str, deals: range, seconds: float, max_states: int, fcs: bool) -> dict[str, object]:
+    game = get_game(gid)
+    ours = Tally()
+    theirs = Tally()
+    contradictions: list[int] = []  # one solver proved loss where the other won
+    fcs_solver = None
+    if fcs and isinstance(game, PenguinFamily):
+        from bench.fcs_baseline import FcsSolver, board
+
+        fcs_solver = FcsSolver(game)
+    for deal in deals:
+        state = game.initial_state(deal)
+        t0 = time.perf_counter()
+        r = solve_position(game, state, Limits(seconds, max_states))
+        wall = time.perf_counter() - t0  # search plus the replay that verifies a solution
+        ours.add(deal, r.result, r.seconds, r.states, r.stopped_by, wall)
+        if fcs_solver is not None:
+            result, secs, iters = fcs_solver.solve(board(game, state), seconds)
+            theirs.add(deal, result, secs, iters)
+            if {result, r.result} == {"solved", "unsolvable"}:
+                contradictions.append(deal)
+    out: dict[str, object] = {"game": gid, "seconds_limit": seconds, "ours": ours.summary()}
+    if fcs_solver is not None:
+        t = theirs.summary()
+        o = out["ours"]
+        assert isinstance(o, dict)
+        out["fcs"] = t
+        out["contradictions"] = contradictions
+        out["mean_ratio"] = o["mean_s"] / t["mean_s"] if t["mean_s"] else None
+        out["median_ratio"] = o["median_s"] / t["median_s"] if t["median_s"] else None
+    return out
+
+
+def fmt(row: dict[str, object]) -> str:
+    o = row["ours"]
+    assert isinstance(o, dict)
+    line = (
+        f"{row['game']:24} {o['deals']:5} solved {o['solved']:5} unsolvable {o['unsolvable']:4} "
+        f"unknown {o['unknown']:4} | median {o['median_s'] * 1000:8.2f} ms p95 {o['p95_s'] * 1000:9.2f} ms "
+        f"mean {o['mean_s'] * 1000:8.2f} ms | {o['states_per_s']:8.0f} states/s {o['states_per_deal']:9.0f} states/deal"
+    )
+    t = row.get("fcs")
+    if isinstance(t, dict):
+        line += (
+            f"\n{'  fc-solve':24} {t['deals']:5} solved {t['solved']:5} unsolvable {t['unsolvable']:4} "
+            f"unknown {t['unknown']:4} | median {t['median_s'] * 1000:8.2f} ms p95 {t['p95_s'] * 1000:9.2f} ms "
+            f"mean {t['mean_s'] * 1000:8.2f} ms | ratio ours/fcs: mean {row['mean_ratio']:.2f}x "
+            f"median {row['median_ratio']:.2f}x | contradictions {row['contradictions']}"
+        )
+    line += (
+        f"\n{'':24} with the replay that verifies each solution: median "
+        f"{o['median_with_verify_s'] * 1000:.2f} ms, mean {o['mean_with_verify_s'] * 1000:.2f} ms"
+        f" | invalid solutions {o['invalid_solutions']}"
+    )
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default=",".join(game_ids()), help="comma-separated game ids (default: all)")
+    ap.add_argument("--deals", default="1-1000", type=parse_range, help="deal range, e.g. 1-1000")
+    ap.add_argument("--seconds", default=10.0, type=float, help="per-deal time limit")
+    ap.add_argument("--max-states", default=2_000_000, type=int, help="per-deal position limit")
+    ap.add_argument("--no-fcs", action="store_true", help="skip Freecell Solver")
+    ap.add_argument("--json", help="also write the figures to this file")
+    args = ap.parse_args(argv)
+    if not args.no_fcs:
+        from bench.fcs_baseline import ensure_installed
+
+        ensure_installed()
+    rows = []
+    for gid in args.games.split(","):
+        t0 = time.monotonic()
+        row = bench_game(gid, args.deals, args.seconds, args.max_states, not args.no_fcs)
+        row["wall_s"] = time.monotonic() - t0
+        rows.append(row)
+        print(fmt(row), flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

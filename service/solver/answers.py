@@ -1,0 +1,96 @@
+"""What the API asks of the solver: solve a position, hint a move, find a winnable deal.
+
+Every solution is replayed through the engine (:func:`~service.solver.search.verify`)
+before it leaves this module, so a bug in a plug-in can make the solver slower or less
+decisive but never makes it answer a move the moves endpoint would refuse.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from service.engine.core import MAX_DEAL, Game, Move, State
+
+from .plugins import knowledge_for
+from .search import Limits, SolveResult, solve, verify
+
+log = logging.getLogger("service.solver")
+
+
+def solve_position(game: Game, state: State, limits: Limits) -> SolveResult:
+    """Solve ``state`` within ``limits``; a solution is always a verified one."""
+    result = solve(knowledge_for(game, state), limits)
+    if result.result == "solved" and not verify(game, state, result.moves):
+        log.error("solver produced an invalid solution for %s deal %s", game.id, state.deal)
+        return SolveResult("unknown", [], result.states, result.seconds, "invalid-solution")
+    return result
+
+
+@dataclass
+class Hint:
+    """The move to make now (None when no move is left), why, and what is known about
+    winning from the position: True, False or None (unknown)."""
+
+    move: Move | None
+    reason: str
+    winnable: bool | None
+    search: SolveResult
+
+
+def hint(game: Game, state: State, limits: Limits) -> Hint:
+    """A solution's first move if one is found within ``limits``; else the heuristic's
+    choice: the first move the solver's move ordering would try (it prefers moves that
+    free a cell, build on the tableau, empty a pile or uncover the cards the
+    foundations need next; cells and spaces are used last)."""
+    result = solve_position(game, state, limits)
+    legal = game.legal_moves(state)
+    if game.is_won(state):
+        return Hint(None, "the game is already won", True, result)
+    if result.result == "solved":
+        n = len(result.moves)
+        return Hint(
+            result.moves[0],
+            f"first move of a solution of {n} move(s) found in {result.seconds:.2f} s",
+            True,
+            result,
+        )
+    if not legal:
+        return Hint(None, "no legal move is left: the game is lost", False, result)
+    kn = knowledge_for(game, state)
+    ordered = [m for m in kn.ordered_moves(state) if m in legal]
+    move = ordered[0] if ordered else legal[0]
+    if result.result == "unsolvable":
+        return Hint(
+            move,
+            "the game can no longer be won (the solver searched every reachable position); "
+            "this is the move the heuristic likes best",
+            False,
+            result,
+        )
+    return Hint(
+        move,
+        f"no solution found within {result.seconds:.2f} s; the heuristic's choice: it prefers "
+        "moves that free a cell, build on the tableau, empty a pile or uncover the cards "
+        "the foundations need next",
+        None,
+        result,
+    )
+
+
+def first_winnable_deal(
+    game: Game, start: int, seconds_per_deal: float, max_tries: int, max_states: int = 1_000_000
+) -> tuple[int, State] | None:
+    """The first deal number at or after ``start`` that the solver proves winnable
+    within ``seconds_per_deal`` each, trying at most ``max_tries`` deals; None if none.
+    Deal numbers past the engine's last one are not tried."""
+    per_deal = Limits(seconds_per_deal, max_states)
+    for deal in range(start, min(start + max_tries, MAX_DEAL + 1)):
+        state = game.initial_state(deal)
+        t0 = time.monotonic()
+        result = solve_position(game, state, per_deal)
+        log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - t0)
+        if result.result == "solved":
+            return deal, state
+    return None

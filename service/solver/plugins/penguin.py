@@ -1,0 +1,329 @@
+"""Knowledge of the Penguin family (Penguin, Penguin II, Opus, Pelican, Penguin with
+free-cell moves, and any other combination of the family's options).
+
+Pruning, each sound (it never hides a solution):
+
+- **Safe foundation moves.** Any card that is the next card of its suit's foundation
+  goes there at once, from a cell or a tableau top. One deck, tableau building down in
+  suit: the only card that could ever be put on it is the same suit's card one rank
+  lower, which can then follow it home; so the move can never hurt.
+- **Canonical key.** Cells are interchangeable, and so are tableau piles (every pile
+  has the same rules; an empty one takes what any empty one takes): the key is the
+  sorted cells and the sorted piles. Foundations are the cards found nowhere else.
+- **Merged moves.** A card goes to the first free cell only, a card or run to the first
+  empty pile only (the others give the same key). A card moves from a cell or a pile
+  onto a tableau card only as the one card that fits (one deck: it is unique), and a
+  run onto a pile moves exactly the cards down to the fitting one.
+- **No automatic move out of a cell** onto the tableau (a tempting shortcut that would
+  make some runs impossible to park card by card: moves out of cells are searched).
+
+Moves are generated from tables built once per game and base rank, without calling
+the engine; every one is a move the engine lists (``verify`` replays the solution).
+Search nodes are tuples of ``bytes`` piles (cards are small ints): slicing, joining and
+hashing bytes is what makes the key and the children cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from operator import itemgetter
+
+from service.engine.core import Action, Move, State
+from service.engine.penguin import PenguinFamily
+
+from ..search import Child, Knowledge, MoveLike
+
+MOVE = int(Action.MOVE)
+Piles = tuple[bytes, ...]
+FIRST = itemgetter(0)
+
+
+class PenguinKnowledge(Knowledge):
+    notes = (
+        "Penguin family: next-in-suit cards go home at once (safe with one deck building in "
+        "suit); cells and piles are interchangeable in the canonical key; each card has one "
+        "tableau target"
+    )
+
+    def __init__(self, game: PenguinFamily, root: State) -> None:
+        super().__init__(game, root)
+        self.pg = game
+        base = game.base_rank(root)
+        self.base = base
+        self.F = tuple(game.F)
+        self.C = tuple(game.C)
+        self.T = tuple(game.T)
+        self.c0, self.c1 = game.C.start, game.C.stop
+        self.t0, self.t1 = game.T.start, game.T.stop
+        self.runs = game.runs
+        self.any_empty = game.any_empty
+        # rel[card]: relative rank (base = 0, rank below base = 12); -1 for non-cards.
+        rel = [-1] * 64
+        up = [-1] * 64  # card one relative rank higher, same suit (its foundation successor)
+        for suit in range(4):
+            for rank in range(1, 14):
+                c = suit << 4 | rank
+                r = (rank - base) % 13
+                rel[c] = r
+                if r < 12:
+                    up[c] = suit << 4 | ((rank % 13) + 1)
+        self.rel = rel
+        self.up = up
+        # down[card]: the card that goes on it in the tableau (same suit, one relative rank
+        # lower); -2 for a base-rank card, on which nothing is built.
+        self.down = [-2] * 64
+        for c in range(64):
+            if rel[c] > 0:
+                self.down[c] = (c >> 4) << 4 | ((c & 15) - 2) % 13 + 1
+        self.base_cards = tuple(s << 4 | base for s in range(4))
+
+        self._runs: dict[bytes, int] = {}
+        # One card at a time makes deep dead ends common: after half the time, a
+        # best-first search takes a second, different look.
+        self.strategy = "dfs+best-first" if game.runs == "single" else "dfs"
+
+    # --- keys and safe moves ----------------------------------------------------------
+    def start(self) -> Piles:
+        return tuple(bytes(p) for p in self.root.piles)
+
+    def key(self, p: Piles) -> Hashable:
+        return b"\0".join(sorted(p[self.t0 : self.t1])) + b"\0\0" + bytes(sorted(b"".join(p[self.c0 : self.c1])))
+
+    def score(self, p: Piles) -> float:
+        """For best-first search: cards home, then free cells, spaces and built order."""
+        home = len(p[0]) + len(p[1]) + len(p[2]) + len(p[3])
+        cells = sum(1 for c in p[self.c0 : self.c1] if c)
+        breaks = 0
+        spaces = 0
+        down = self.down
+        for tp in p[self.t0 : self.t1]:
+            if not tp:
+                spaces += 1
+                continue
+            prev = -1
+            for c in tp:
+                if prev < 0 or down[prev] != c:
+                    breaks += 1
+                prev = c
+        return -5.0 * home + 1.0 * cells + 1.0 * breaks - 2.0 * spaces
+
+    def is_won(self, p: Piles) -> bool:
+        return len(p[0]) + len(p[1]) + len(p[2]) + len(p[3]) == 52
+
+    def _needed(self, piles: Piles) -> dict[int, int]:
+        """card -> foundation that takes it now."""
+        need: dict[int, int] = {}
+        empty = -1
+        started = 0
+        up = self.up
+        for f in self.F:
+            fp = piles[f]
+            if fp:
+                started |= 1 << (fp[0] >> 4)
+                nxt = up[fp[-1]]
+                if nxt >= 0:
+                    need[nxt] = f
+            elif empty < 0:
+                empty = f
+        if empty >= 0:
+            for c in self.base_cards:
+                if not started >> (c >> 4) & 1:
+                    need[c] = empty
+        return need
+
+    def auto(self, piles: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
+        need = self._needed(piles)
+        moves: list[MoveLike] = []
+        lst: list[bytes] | None = None
+        changed = True
+        while changed:
+            changed = False
+            src = lst if lst is not None else piles
+            for s in range(self.c0, self.t1):
+                sp = src[s]
+                if sp and sp[-1] in need:
+                    if lst is None:
+                        lst = list(piles)
+                    card = sp[-1]
+                    f = need.pop(card)
+                    lst[s] = sp[:-1]
+                    lst[f] = lst[f] + bytes((card,))
+                    moves.append((MOVE, s, f, 1))
+                    nxt = self.up[card]
+                    if nxt >= 0:
+                        need[nxt] = f
+                    if card in self.base_cards:  # the next empty foundation takes base cards
+                        need = self._needed(tuple(lst))
+                    changed = True
+        if lst is None:
+            return (), piles
+        return tuple(moves), tuple(lst)
+
+    # --- moves ---------------------------------------------------------------------------
+    def _run(self, pile: bytes) -> int:
+        """Length of the suit run at the top of ``pile`` (memoized: piles recur)."""
+        r = self._runs.get(pile)
+        if r is not None:
+            return r
+        if len(self._runs) > 200_000:
+            self._runs.clear()
+        rel = self.rel
+        n = len(pile)
+        k = 1
+        while k < n:
+            upper, lower = pile[n - k], pile[n - k - 1]
+            if upper >> 4 != lower >> 4 or rel[lower] - rel[upper] != 1:
+                break
+            k += 1
+        self._runs[pile] = k
+        return k
+
+    def candidates(self, piles: Piles) -> list[tuple[int, tuple[MoveLike, ...]]]:
+        """(score, engine moves) for every (macro) move worth trying; lower scores first.
+
+        Whole-run games (``runs == "whole"``): a run moves only as a whole, onto the card
+        that fits its bottom card, into an empty pile, or card by card into the cells
+        (one macro move): splitting a run leaves its lower part with nothing that could
+        ever go on it but the part just moved, so a split is never better than the whole.
+        One-card games (``runs == "single"``): a run goes to the cells only as a whole
+        (the same argument), and may move as a macro through the free cells (the cards
+        go up one by one, the bottom card moves, the others come back), as a player
+        would do it. Free-cell-limit games: every legal move, plus the whole run to the
+        cells as one macro. (tests/test_solver_soundness.py checks these rules against
+        the generic search, which tries every legal move, on random end games.)
+        Order: cell cards onto the tableau, runs onto the tableau (those that empty a
+        pile first), runs into a space, cell cards into a space, cards into cells.
+        """
+        rel = self.rel
+        runs = self.runs
+        whole = runs == "whole"
+        single = runs == "single"
+        any_empty = self.any_empty
+        free_cells = [c for c in self.C if not piles[c]]
+        nfree = len(free_cells)
+        empty_pile = -1
+        nempty = 0
+        # movable units: card -> (pile, how many cards from the top; 0 for a cell)
+        where: dict[int, tuple[int, int]] = {}
+        runlen: list[tuple[int, int, bytes]] = []
+        run_of = self._run
+        for t in self.T:
+            tp = piles[t]
+            if not tp:
+                nempty += 1
+                if empty_pile < 0:
+                    empty_pile = t
+                continue
+            r = run_of(tp)
+            runlen.append((t, r, tp))
+            n = len(tp)
+            if whole:
+                where[tp[n - r]] = (t, r)
+            elif single:
+                where[tp[-1]] = (t, 1)
+                if r > 1:
+                    where[tp[n - r]] = (t, r)
+                    for k in range(2, r):
+                        where[tp[n - k]] = (t, k)
+            else:
+                for k in range(1, r + 1):
+                    where[tp[n - k]] = (t, k)
+        for c in self.C:
+            if piles[c]:
+                where[piles[c][0]] = (c, 0)
+        if runs == "free-cell-limit":
+            lim_full = (nfree + 1) << nempty
+            lim_empty = (nfree + 1) << max(nempty - 1, 0)
+        elif whole:
+            lim_full = lim_empty = 52
+        else:
+            lim_full = lim_empty = 1
+        out: list[tuple[int, tuple[MoveLike, ...]]] = []
+        down = self.down
+        # onto a tableau card: only the one card that fits
+        for t, _, tp in runlen:
+            w = where.get(down[tp[-1]])
+            if w is None:
+                continue
+            s, k = w
+            if k == 0:
+                out.append((0, ((MOVE, s, t, 1),)))
+            elif s == t:
+                continue
+            elif k <= lim_full:
+                out.append((11 if k < len(piles[s]) else 10, ((MOVE, s, t, k),)))
+            elif single and k - 1 <= nfree:
+                out.append((21 if k < len(piles[s]) else 20, self._via_cells(s, t, k, free_cells)))
+        # into the first empty pile
+        if empty_pile >= 0:
+            e = empty_pile
+            for c in self.C:
+                if piles[c]:
+                    card = piles[c][0]
+                    if any_empty or rel[card] == 12:
+                        out.append((72 - rel[card], ((MOVE, c, e, 1),)))
+            for s, r, sp in runlen:
+                n = len(sp)
+                if r == n and (whole or not any_empty):
+                    continue  # the whole pile: nothing changes
+                if any_empty:
+                    if whole:
+                        # a King-like run settles for good in a space; others only park
+                        out.append((31 if rel[sp[n - r]] == 12 else 45, ((MOVE, s, e, r),)))
+                    else:
+                        for k in range(min(r, lim_empty, n - 1), 0, -1):
+                            out.append((41 + (r - k) * 3, ((MOVE, s, e, k),)))
+                        if single and 1 < r < n and r - 1 <= nfree:
+                            out.append((36, self._via_cells(s, e, r, free_cells)))
+                elif rel[sp[n - r]] == 12:
+                    if r <= lim_empty:
+                        out.append((31, ((MOVE, s, e, r),)))
+                    elif single and r - 1 <= nfree:
+                        out.append((31, self._via_cells(s, e, r, free_cells)))
+        # into the free cells
+        if nfree:
+            c0 = free_cells[0]
+            nxt_rel = [0, 0, 0, 0]
+            for f in self.F:
+                fp = piles[f]
+                if fp:
+                    nxt_rel[fp[-1] >> 4] = rel[fp[-1]] + 1
+            for s, r, sp in runlen:
+                if r > 1:
+                    if r <= nfree:
+                        moves = tuple((MOVE, s, free_cells[i], 1) for i in range(r))
+                        out.append((70 + (r < len(sp)) + 2 * r, moves))
+                    continue
+                card = sp[-1]
+                out.append((70 + (len(sp) > 1) + (rel[card] - nxt_rel[card >> 4]) // 3, ((MOVE, s, c0, 1),)))
+        return out
+
+    @staticmethod
+    def _via_cells(s: int, t: int, k: int, free_cells: list[int]) -> tuple[MoveLike, ...]:
+        """Move the top k cards of s onto t one at a time through k-1 free cells."""
+        up = [(MOVE, s, free_cells[i], 1) for i in range(k - 1)]
+        down = [(MOVE, free_cells[i], t, 1) for i in range(k - 2, -1, -1)]
+        return (*up, (MOVE, s, t, 1), *down)
+
+    def ordered_moves(self, state: State) -> list[Move]:
+        cand = self.candidates(tuple(bytes(p) for p in state.piles))
+        cand.sort(key=FIRST)
+        return [Move(*ms[0]) for _, ms in cand]
+
+    def children(self, piles: Piles) -> Iterator[Child]:
+        cand = self.candidates(piles)
+        cand.sort(key=FIRST)
+        need = self._needed(piles)
+        for _, moves in cand:
+            lst = list(piles)
+            for _, src, dst, k in moves:
+                sp = lst[src]
+                lst[src] = sp[:-k]
+                lst[dst] = lst[dst] + sp[-k:]
+            child = tuple(lst)
+            sp = lst[moves[0][1]]
+            if sp and sp[-1] in need:
+                more, child = self.auto(child)
+                yield moves + more, child
+            else:
+                yield moves, child

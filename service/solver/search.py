@@ -1,0 +1,251 @@
+"""The search core: one depth-first search with a visited set, for every game.
+
+The core knows nothing about cards. A :class:`Knowledge` object (one per game, see
+:mod:`service.solver.plugins`) tells it how to list a position's children in a good
+order, which moves are safe to make without searching them, and how to merge
+equivalent positions (its canonical key). Knowledge may use macro moves internally;
+every child carries the engine moves that produce it, so the solution the core returns
+is a plain list of engine moves, and :func:`verify` replays it through
+``game.legal_moves`` before anyone sees it.
+
+Soundness: ``unsolvable`` is answered only when the search exhausted every position
+reachable from the start, up to the knowledge's pruning (canonical keys, safe
+automatic moves, merged equivalent moves), which each plug-in documents and argues.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import time
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.engine.core import Game, Move, State
+
+MoveLike = tuple[int, int, int, int]  # a Move, or a plain tuple of its fields (faster to make)
+# A search node: the engine's State, or a plug-in's own compact form of it (Knowledge.start).
+Node = Any
+Child = tuple[tuple[MoveLike, ...], Node]
+# Best-first keeps whole positions open (about 1 KB each): past this many, the worst
+# half is dropped (and the search can no longer prove a loss).
+MAX_OPEN_NODES = 100_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one search may spend: wall-clock seconds and distinct positions visited."""
+
+    max_seconds: float
+    max_states: int
+
+
+@dataclass
+class SolveResult:
+    """``result`` is ``solved`` (``moves`` win), ``unsolvable`` (proved) or ``unknown``."""
+
+    result: str
+    moves: list[Move] = field(default_factory=list)
+    states: int = 0
+    seconds: float = 0.0
+    stopped_by: str | None = None  # "time", "states", "memory" or "invalid-solution" (unknown)
+
+
+class Knowledge:
+    """Per-game knowledge the search uses. This base class is the generic one: it works
+    for any game through the engine interface alone, and each method is a hook a
+    game's plug-in overrides where it pays."""
+
+    #: "dfs" (depth-first, children in order), "best-first" (lowest :meth:`score`
+    #: first) or "dfs+best-first" (depth-first for half the time, then best-first from
+    #: scratch: two different looks, as Freecell Solver's flares). Each keeps every
+    #: visited key and stops only when the reachable space is exhausted, so each proves
+    #: loss soundly on its own.
+    strategy: str = "dfs"
+    #: Why the engine's automatic moves may be made without searching them.
+    notes: str = "generic search: every legal move is tried; the engine's safe autoplay is applied"
+
+    def __init__(self, game: Game, root: State) -> None:
+        self.game = game
+        self.root = root
+
+    def start(self) -> Node:
+        """The root as a search node (plug-ins may use a faster form than State)."""
+        return self.root
+
+    def score(self, state: Node) -> float:
+        """How far from won a node looks (best-first search only; lower is better)."""
+        return 0.0
+
+    def key(self, state: Node) -> Hashable:
+        """Equal for positions with the same future (here: identical ones)."""
+        return (state.piles, state.counters)
+
+    def is_won(self, state: Node) -> bool:
+        return self.game.is_won(state)
+
+    def auto(self, state: Node) -> tuple[tuple[MoveLike, ...], Node]:
+        """Make every safe move (the engine's autoplay, which it documents as harmless)."""
+        moves: list[Move] = []
+        game = self.game
+        for _ in range(512):
+            m = game.autoplay_move(state)
+            if m is None:
+                break
+            moves.append(m)
+            state = game.apply(state, m)
+        return tuple(moves), state
+
+    def ordered_moves(self, state: State) -> list[Move]:
+        """Legal moves, most promising first (generic: foundation moves, then moves that
+        empty or uncover a pile, then the rest; deals and redeals last)."""
+        game = self.game
+        piles = state.piles
+        found = set(game.group_range("foundation")) if game.has_group("foundation") else set()
+
+        def score(m: Move) -> int:
+            if m.src < 0:
+                return 50
+            s = 0
+            if m.dst in found:
+                s -= 100
+            if len(piles[m.src]) == m.count:
+                s -= 10
+            if not piles[m.dst]:
+                s += 20
+            return s
+
+        return sorted(game.legal_moves(state), key=score)
+
+    def children(self, state: Node) -> Iterator[Child]:
+        """The positions one (macro) move away, best first, built only when asked for,
+        each after its safe automatic moves (their moves included)."""
+        apply = self.game.apply
+        auto = self.auto
+        for m in self.ordered_moves(state):
+            more, child = auto(apply(state, m))
+            yield (m, *more), child
+
+
+def solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
+    """Search from ``knowledge.root`` within ``limits``, as the knowledge's strategy says.
+
+    The cyclic garbage collector is paused meanwhile: a search makes no reference cycles
+    but very many small tuples, whose collections cost about 15% of the time and, with
+    a large visited set, pauses that delay the time check.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _solve(knowledge, limits)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
+    t0 = time.monotonic()
+    kn = knowledge
+    first, root = kn.auto(kn.start())
+    if kn.is_won(root):
+        return SolveResult("solved", [Move(*m) for m in first], 1, time.monotonic() - t0)
+    if kn.strategy == "best-first":
+        return _best_first(kn, limits, first, root, t0)
+    if kn.strategy == "dfs+best-first":
+        half = Limits(limits.max_seconds / 2, limits.max_states)
+        r1 = _depth_first(kn, half, first, root, t0)
+        if r1.result != "unknown" or r1.stopped_by != "time":
+            return r1
+        r2 = _best_first(kn, limits, first, root, t0)
+        r2.states += r1.states
+        return r2
+    return _depth_first(kn, limits, first, root, t0)
+
+
+def _depth_first(
+    kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
+) -> SolveResult:
+    deadline = t0 + limits.max_seconds
+    key = kn.key
+    is_won = kn.is_won
+    visited = {key(root)}
+    max_states = max(1, limits.max_states)
+    stack: list[Iterator[Child]] = [kn.children(root)]
+    path: list[tuple[MoveLike, ...]] = [first]
+    tick = 0
+    while stack:
+        for moves, child in stack[-1]:
+            tick += 1
+            if tick & 127 == 0 and time.monotonic() > deadline:
+                return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "time")
+            k = key(child)
+            if k in visited:
+                continue
+            visited.add(k)
+            path.append(moves)
+            if is_won(child):
+                solution = [Move(*m) for step in path for m in step]
+                return SolveResult("solved", solution, len(visited), time.monotonic() - t0)
+            if len(visited) >= max_states:
+                return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "states")
+            stack.append(kn.children(child))
+            break
+        else:
+            stack.pop()
+            path.pop()
+    return SolveResult("unsolvable", [], len(visited), time.monotonic() - t0)
+
+
+def _best_first(
+    kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
+) -> SolveResult:
+    """Greedy best-first: always expand the open node with the lowest score. Each key
+    records its parent and the moves from it, to rebuild the solution."""
+    deadline = t0 + limits.max_seconds
+    key, score, is_won = kn.key, kn.score, kn.is_won
+    max_states = max(1, limits.max_states)
+    k0 = key(root)
+    parent: dict[Hashable, tuple[Hashable, tuple[MoveLike, ...]]] = {k0: (None, first)}
+    heap: list[tuple[float, int, Hashable, Node]] = [(score(root), 0, k0, root)]
+    count = 0
+    tick = 0
+    pruned = False  # open nodes were dropped to bound memory: no proof of loss then
+    while heap:
+        if len(heap) > MAX_OPEN_NODES:
+            heap = heapq.nsmallest(MAX_OPEN_NODES // 2, heap)
+            heapq.heapify(heap)
+            pruned = True
+        _, _, pk, node = heapq.heappop(heap)
+        for moves, child in kn.children(node):
+            tick += 1
+            if tick & 127 == 0 and time.monotonic() > deadline:
+                return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "time")
+            k = key(child)
+            if k in parent:
+                continue
+            parent[k] = (pk, moves)
+            if is_won(child):
+                steps: list[tuple[MoveLike, ...]] = []
+                cur: Hashable = k
+                while cur is not None:
+                    cur, step = parent[cur]
+                    steps.append(step)
+                solution = [Move(*m) for step in reversed(steps) for m in step]
+                return SolveResult("solved", solution, len(parent), time.monotonic() - t0)
+            if len(parent) >= max_states:
+                return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "states")
+            count += 1
+            heapq.heappush(heap, (score(child), count, k, child))
+    if pruned:
+        return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "memory")
+    return SolveResult("unsolvable", [], len(parent), time.monotonic() - t0)
+
+
+def verify(game: Game, state: State, moves: list[Move]) -> bool:
+    """True when every move is legal in turn and the last position is won."""
+    for m in moves:
+        if m not in game.legal_moves(state):
+            return False
+        state = game.apply(state, m)
+    return game.is_won(state)

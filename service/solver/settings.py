@@ -1,0 +1,50 @@
+"""The solver's settings, each from an environment variable (see the README table).
+
+- ``SOLVER_MAX_SECONDS``: most seconds one solve may run (default 10, never above 30,
+  so a request always ends well inside gunicorn's timeout).
+- ``SOLVER_MAX_STATES``: most distinct positions one solve may visit (default
+  1,000,000): this caps the visited set, and so the memory of one search.
+- ``HINT_SECONDS``: the budget of a hint's solve (default 1, capped like the above).
+- ``WINNABLE_DEAL_SECONDS``: the solve budget per deal when a winnable deal is asked
+  for (default 2); ``WINNABLE_DEAL_TRIES``: how many deals are tried (default 10).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+HARD_MAX_SECONDS = 30.0
+
+
+def _number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    if raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise RuntimeError(f"environment variable {name} must be a number, not {raw!r}") from None
+    if not value > 0:
+        raise RuntimeError(f"environment variable {name} must be positive, not {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    max_seconds: float
+    max_states: int
+    hint_seconds: float
+    winnable_deal_seconds: float
+    winnable_deal_tries: int
+
+    @classmethod
+    def from_env(cls) -> SolverSettings:
+        cap = min(_number("SOLVER_MAX_SECONDS", 10.0), HARD_MAX_SECONDS)
+        return cls(
+            max_seconds=cap,
+            max_states=int(_number("SOLVER_MAX_STATES", 1_000_000)),
+            hint_seconds=min(_number("HINT_SECONDS", 1.0), cap),
+            winnable_deal_seconds=min(_number("WINNABLE_DEAL_SECONDS", 2.0), cap),
+            winnable_deal_tries=int(_number("WINNABLE_DEAL_TRIES", 10)),
+        )

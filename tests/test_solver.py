@@ -1,0 +1,213 @@
+"""The solver through its HTTP endpoints: solutions replay to "won" through the moves
+endpoint, proofs of loss, budgets, hints, errors and winnable deals."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from service.engine.core import Action
+from service.engine.notation import state_to_json
+from service.engine.registry import game_ids, get_game
+from service.solver import Limits, first_winnable_deal, solve_position
+from service.solver.search import verify
+from tests.helpers import position
+
+# Deals each game's solver wins well within a second on this machine (found with the
+# solver itself); every game is covered.
+QUICK_DEALS: dict[str, tuple[int, ...]] = {
+    "penguin": (1, 2, 3),
+    "penguin-ii": (2, 3),
+    "opus": (2, 3),
+    "pelican": (1, 2),
+    "penguin-freecell-moves": (1, 2),
+    "small-billee": (1, 2),
+    "boomerang": (5, 7),
+    "amazons": (1, 2),
+    "abandon-hope": (1, 2),
+    "binary-star": (1, 2),
+    "forty-thieves": (2, 14),
+}
+
+
+def deal(client: Any, game_id: str, number: int) -> dict[str, Any]:
+    r = client.post(f"/v1/games/{game_id}/deals", json={"deal": number})
+    assert r.status_code == 200, r.json
+    return r.json["state"]
+
+
+def replay(client: Any, game_id: str, state: dict[str, Any], moves: list[dict[str, Any]]) -> str:
+    """Send each move to the moves endpoint in turn; the final status."""
+    status = "playing"
+    for i, move in enumerate(moves):
+        r = client.post(f"/v1/games/{game_id}/moves", json={"state": state, "move": move})
+        assert r.status_code == 200, (i, move, r.json)
+        state, status = r.json["state"], r.json["status"]
+    return status
+
+
+@pytest.mark.parametrize(
+    ("game_id", "number"), [(g, d) for g, deals in QUICK_DEALS.items() for d in deals]
+)
+def test_solution_replays_to_won_through_moves_endpoint(client: Any, game_id: str, number: int) -> None:
+    state = deal(client, game_id, number)
+    r = client.post(f"/v1/games/{game_id}/solve", json={"state": state, "limits": {"max_seconds": 5}})
+    assert r.status_code == 200, r.json
+    body = r.json
+    assert body["result"] == "solved", body["stats"]
+    assert body["moves"]
+    assert replay(client, game_id, state, body["moves"]) == "won"
+    if game_id in ("penguin-ii", "opus"):
+        assert all(m.get("count", 1) == 1 for m in body["moves"])
+
+
+def test_every_game_has_replayed_solutions() -> None:
+    assert set(QUICK_DEALS) == set(game_ids())
+    assert all(len(deals) >= 2 for deals in QUICK_DEALS.values())
+
+
+def test_boomerang_near_end_position_replays(client: Any) -> None:
+    """A position near the end exercises refills and dead-card autoplay through the
+    endpoints."""
+    game = get_game("boomerang")
+    seq = ["7", "8", "9", "T", "J", "Q", "K", "A", "K", "Q", "J", "T", "9", "8", "7", "A"]
+    found = [" ".join(r + s for r in seq[:13]) for s in "CDHS"]  # 7 up to A and down to 9
+    rest = [r + s for s in "CDHS" for r in seq[13:]]  # 8 7 A of every suit
+    tableau = rest[:12]
+    state = position(game, foundation=found, tableau=tableau)
+    assert not game.validate(state), game.validate(state)
+    sj = state_to_json(game, state)
+    r = client.post("/v1/games/boomerang/solve", json={"state": sj, "limits": {"max_seconds": 5}})
+    assert r.status_code == 200 and r.json["result"] == "solved", r.json
+    assert replay(client, "boomerang", sj, r.json["moves"]) == "won"
+
+
+def test_penguin_freecell_moves_solutions_respect_the_run_limit() -> None:
+    game = get_game("penguin-freecell-moves")
+    for number in (1, 2, 3, 4):
+        state = game.initial_state(number)
+        result = solve_position(game, state, Limits(5, 10**6))
+        assert result.result == "solved"
+        assert verify(game, state, result.moves)  # each move is in legal_moves: limit held
+
+
+LOST_PENGUIN = {
+    "foundation": ["AC 2C 3C 4C 5C 6C", "AD 2D 3D 4D 5D 6D", "AH 2H 3H 4H 5H 6H", "AS 2S 3S 4S 5S 6S"],
+    "tableau": ["KD 8H QS QC", "7S 7H 8C TH", "TS 7C 9S 8S", "JD TC KC TD", "7D 9C 9D KH",
+                "QD QH KS 9H", "JC 8D JH JS"],
+}
+
+
+def test_proved_unsolvable_penguin_position(client: Any) -> None:
+    """A one-cell Penguin position with moves left but no win (Freecell Solver agrees, and
+    so does the generic search without any of the Penguin pruning)."""
+    from service.solver.search import Knowledge, solve
+
+    game = get_game("penguin", {"cells": 1})
+    state = position(game, **LOST_PENGUIN)
+    assert not game.validate(state) and game.legal_moves(state)
+    assert solve(Knowledge(game, state), Limits(10, 10**6)).result == "unsolvable"
+    sj = state_to_json(game, state)
+    r = client.post("/v1/games/penguin/solve", json={"state": sj})
+    assert r.status_code == 200
+    assert r.json["result"] == "unsolvable" and r.json["moves"] == []
+    h = client.post("/v1/games/penguin/hint", json={"state": sj}).json
+    assert h["winnable"] is False and h["move"] is not None and "can no longer be won" in h["reason"]
+
+
+def test_opus_deal_proved_unsolvable_agrees_with_freecell_solver() -> None:
+    """Opus deal 1: Freecell Solver also reports it unsolvable (bench/fcs_baseline.py)."""
+    game = get_game("opus")
+    result = solve_position(game, game.initial_state(1), Limits(10, 10**6))
+    assert result.result == "unsolvable"
+
+
+def test_time_budget_holds(client: Any) -> None:
+    state = deal(client, "forty-thieves", 1)
+    t0 = time.monotonic()
+    r = client.post("/v1/games/forty-thieves/solve", json={"state": state, "limits": {"max_seconds": 0.5}})
+    elapsed = time.monotonic() - t0
+    assert r.status_code == 200
+    assert r.json["result"] == "unknown" and r.json["stats"]["stopped_by"] == "time"
+    assert elapsed < 1.5
+
+
+def test_state_budget_and_server_caps(client: Any, app: Any) -> None:
+    state = deal(client, "opus", 4)
+    r = client.post("/v1/games/opus/solve", json={"state": state, "limits": {"max_states": 5, "max_seconds": 3600}})
+    assert r.status_code == 200
+    body = r.json
+    assert body["result"] == "unknown" and body["stats"]["stopped_by"] == "states"
+    settings = app.config["SOLVER_SETTINGS"]
+    assert body["stats"]["max_seconds"] == settings.max_seconds <= 30
+
+
+def test_hint_is_first_move_of_a_solution(client: Any) -> None:
+    state = deal(client, "penguin", 2)
+    h = client.post("/v1/games/penguin/hint", json={"state": state})
+    assert h.status_code == 200
+    body = h.json
+    assert body["winnable"] is True and body["move"]["action"] == "move"
+    assert "solution" in body["reason"]
+    r = client.post("/v1/games/penguin/moves", json={"state": state, "move": body["move"]})
+    assert r.status_code == 200
+
+
+def test_hint_on_won_position(client: Any) -> None:
+    game = get_game("amazons")
+    state = game.initial_state(1)
+    result = solve_position(game, state, Limits(5, 10**6))
+    for m in result.moves:
+        state = game.apply(state, m)
+    assert game.is_won(state)
+    h = client.post("/v1/games/amazons/hint", json={"state": state_to_json(game, state)}).json
+    assert h["move"] is None and h["winnable"] is True
+
+
+def test_hint_unknown_uses_heuristic(client: Any, app: Any, monkeypatch: Any) -> None:
+    from dataclasses import replace
+
+    monkeypatch.setitem(app.config, "SOLVER_SETTINGS", replace(app.config["SOLVER_SETTINGS"], hint_seconds=0.05))
+    state = deal(client, "forty-thieves", 1)
+    body = client.post("/v1/games/forty-thieves/hint", json={"state": state}).json
+    assert body["winnable"] == "unknown"
+    assert body["move"] is not None and "heuristic" in body["reason"]
+    r = client.post("/v1/games/forty-thieves/moves", json={"state": state, "move": body["move"]})
+    assert r.status_code == 200
+
+
+def test_errors(client: Any) -> None:
+    state = deal(client, "penguin", 1)
+    assert client.post("/v1/games/nope/solve", json={"state": state}).status_code == 404
+    r = client.post("/v1/games/penguin/solve", json={"state": state, "limits": {"max_seconds": "x"}})
+    assert r.status_code == 400 and r.content_type.startswith("application/problem+json")
+    assert client.post("/v1/games/penguin/hint", json={}).status_code == 400
+    bad = {**state, "piles": {**state["piles"], "cell": [["AH"], *state["piles"]["cell"][1:]]}}
+    r = client.post("/v1/games/penguin/solve", json={"state": bad})
+    assert r.status_code == 422 and r.json["code"] == "invalid-state"
+    r = client.post("/v1/games/pelican/hint", json={"state": state})
+    assert r.status_code == 422
+
+
+def test_first_winnable_deal() -> None:
+    game = get_game("opus")
+    found = first_winnable_deal(game, 1, 2.0, 5)
+    assert found is not None
+    number, state = found
+    assert number == 2 and state == game.initial_state(2)  # deal 1 is proved lost
+    assert first_winnable_deal(game, 1, 2.0, 1) is None
+
+
+def test_solutions_use_only_engine_moves() -> None:
+    """Macro moves (runs through cells, auto foundation moves) come out as engine moves."""
+    game = get_game("penguin-ii")
+    state = game.initial_state(3)
+    result = solve_position(game, state, Limits(5, 10**6))
+    assert result.result == "solved"
+    for m in result.moves:
+        assert m in game.legal_moves(state)
+        assert m.action == Action.MOVE and m.count == 1
+        state = game.apply(state, m)
+    assert game.is_won(state)
