@@ -34,7 +34,7 @@ def home_cards(state: dict) -> list[tuple[int, str]]:
 def test_random_games_through_http(client, game):
     meta = client.get(f"/v1/games/{game}").json
     rng = random.Random(game)
-    for n in range(PLAYOUTS):
+    for _ in range(PLAYOUTS):
         r = client.post(f"/v1/games/{game}/deals", json={"deal": str(rng.randrange(10**20))})
         assert r.status_code == 200
         pos = r.json

@@ -14,6 +14,9 @@ Pruning, each sound (it never hides a solution):
   empty pile only (the others give the same key). A card moves from a cell or a pile
   onto a tableau card only as the one card that fits (one deck: it is unique), and a
   run onto a pile moves exactly the cards down to the fitting one.
+- **Runs are not split** where a split cannot help: a run goes to the cells only as a
+  whole, and in whole-run games moves only as a whole (see :meth:`candidates`). The
+  part left behind would have a top card that only the card just moved off it fits.
 - **No automatic move out of a cell** onto the tableau (a tempting shortcut that would
   make some runs impossible to park card by card: moves out of cells are searched).
 
@@ -188,8 +191,8 @@ class PenguinKnowledge(Knowledge):
         One-card games (``runs == "single"``): a run goes to the cells only as a whole
         (the same argument), and may move as a macro through the free cells (the cards
         go up one by one, the bottom card moves, the others come back), as a player
-        would do it. Free-cell-limit games: every legal move, plus the whole run to the
-        cells as one macro. (tests/test_solver_soundness.py checks these rules against
+        would do it. Free-cell-limit games: every legal move, except that a run goes to
+        the cells only as a whole (one macro move). (tests/test_solver_soundness.py checks these rules against
         the generic search, which tries every legal move, on random end games.)
         Order: cell cards onto the tableau, runs onto the tableau (those that empty a
         pile first), runs into a space, cell cards into a space, cards into cells.
