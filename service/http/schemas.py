@@ -269,6 +269,8 @@ class DealRequestSchema(Strict):
     options = options_field()
     winnable = fields.Boolean(
         load_default=False,
+        truthy={True},
+        falsy={False},
         metadata={
             "description": (
                 "true: answer the first deal at or after `deal` (or the number the service picks) "
