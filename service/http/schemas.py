@@ -28,6 +28,15 @@ class Strict(Schema):
         ordered = True
 
 
+class StrictBoolean(fields.Boolean):
+    """Only JSON true and false (marshmallow's Boolean also takes 0, 1, "yes"...)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class DealNumber(fields.Field):
     """A deal number: a JSON integer, or a decimal string for numbers past 2^53."""
 
@@ -267,10 +276,8 @@ class DealRequestSchema(Strict):
         metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " Omitted: the service picks one and says which."}
     )
     options = options_field()
-    winnable = fields.Boolean(
+    winnable = StrictBoolean(
         load_default=False,
-        truthy={True},
-        falsy={False},
         metadata={
             "description": (
                 "true: answer the first deal at or after `deal` (or the number the service picks) "
