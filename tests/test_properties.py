@@ -71,6 +71,7 @@ def check_playout(game: Game, deal: int, seed: int) -> None:
         for m in made_up_moves(game, state, rng, legal):
             rejection = game.check_move(state, m, moves)
             assert rejection is not None and rejection.detail, f"{m} is not listed but accepted"
+            assert rejection.rule != "not-allowed", f"{m} is refused without naming its rule"
         move = rng.choice(moves)
         fast = game.apply(state, move)
         state, events = game.play(state, move)
