@@ -46,4 +46,14 @@ class Config:
 
 
 class ConfigForTests(Config):
+    """Small solver budgets, so that no generated request can run a long search."""
+
     TESTING = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        from service.solver import SolverSettings
+
+        self.SOLVER_SETTINGS = SolverSettings(
+            max_seconds=2, max_states=200_000, hint_seconds=0.5, winnable_deal_seconds=1, winnable_deal_tries=3
+        )

@@ -37,6 +37,15 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
+class StrictNumber(fields.Float):
+    """Only JSON numbers (marshmallow's Float also takes numeric strings and booleans)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid", input=value)
+        return super()._deserialize(value, attr, data, **kwargs)  # type: ignore[no-any-return]
+
+
 class DealNumber(fields.Field):
     """A deal number: a JSON integer, or a decimal string for numbers past 2^53."""
 

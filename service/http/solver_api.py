@@ -70,7 +70,7 @@ def record(game: Game, result: SolveResult) -> None:
     record_solver_run(game.id, result.result, result.seconds)
 
 
-@blp.route("/<game_id>/solve", methods=["POST"])
+@blp.route("/<game:game_id>/solve", methods=["POST"])
 @blp.doc(operationId="solve")
 @blp.arguments(SolveRequestSchema, error_status_code=400)
 @blp.response(200, SolveResponseSchema)
@@ -91,7 +91,7 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     }
 
 
-@blp.route("/<game_id>/hint", methods=["POST"])
+@blp.route("/<game:game_id>/hint", methods=["POST"])
 @blp.doc(operationId="hint")
 @blp.arguments(HintRequestSchema, error_status_code=400)
 @blp.response(200, HintResponseSchema)

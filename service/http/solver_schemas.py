@@ -6,14 +6,14 @@ from typing import Any
 
 from marshmallow import ValidationError, fields, validate
 
-from .schemas import MOVE_DOC, MoveSchema, StateSchema, Strict
+from .schemas import MOVE_DOC, MoveSchema, StateSchema, Strict, StrictNumber
 
 MAX_REQUEST_SECONDS = 3600.0
 MAX_REQUEST_STATES = 10**9
 
 
 class LimitsSchema(Strict):
-    max_seconds = fields.Float(
+    max_seconds = StrictNumber(
         validate=validate.Range(min=0.001, max=MAX_REQUEST_SECONDS),
         allow_nan=False,
         metadata={
