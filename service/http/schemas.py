@@ -43,7 +43,7 @@ class StrictNumber(fields.Float):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.make_error("invalid", input=value)
-        return super()._deserialize(value, attr, data, **kwargs)  # type: ignore[no-any-return]
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class DealNumber(fields.Field):
