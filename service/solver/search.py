@@ -58,11 +58,15 @@ class Knowledge:
     game's plug-in overrides where it pays."""
 
     #: "dfs" (depth-first, children in order), "best-first" (lowest :meth:`score`
-    #: first) or "dfs+best-first" (depth-first for half the time, then best-first from
-    #: scratch: two different looks, as Freecell Solver's flares). Each keeps every
+    #: first), "dfs+best-first" (depth-first for :attr:`first_share` of the time, then
+    #: best-first from scratch: two different looks, as Freecell Solver's flares) or
+    #: "best-first+dfs" (the same the other way round). Each keeps every
     #: visited key and stops only when the reachable space is exhausted, so each proves
     #: loss soundly on its own.
     strategy: str = "dfs"
+    #: Under a two-pass strategy ("dfs+best-first" or "best-first+dfs", each pass
+    #: from scratch), the share of the time the first pass gets.
+    first_share: float = 0.5
     #: Why the engine's automatic moves may be made without searching them.
     notes: str = "generic search: every legal move is tried; the engine's safe autoplay is applied"
 
@@ -153,11 +157,19 @@ def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
     if kn.strategy == "best-first":
         return _best_first(kn, limits, first, root, t0)
     if kn.strategy == "dfs+best-first":
-        half = Limits(limits.max_seconds / 2, limits.max_states)
-        r1 = _depth_first(kn, half, first, root, t0)
+        part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
+        r1 = _depth_first(kn, part, first, root, t0)
         if r1.result != "unknown" or r1.stopped_by != "time":
             return r1
         r2 = _best_first(kn, limits, first, root, t0)
+        r2.states += r1.states
+        return r2
+    if kn.strategy == "best-first+dfs":
+        part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
+        r1 = _best_first(kn, part, first, root, t0)
+        if r1.result != "unknown" or r1.stopped_by not in ("time", "memory"):
+            return r1
+        r2 = _depth_first(kn, limits, first, root, t0)
         r2.states += r1.states
         return r2
     return _depth_first(kn, limits, first, root, t0)
