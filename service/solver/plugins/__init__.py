@@ -6,7 +6,9 @@ from service.engine.core import Game, State
 from service.engine.penguin import PenguinFamily
 
 from ..search import Knowledge
+from .abandon_hope import AbandonHopeKnowledge
 from .binary_star import BinaryStarKnowledge
+from .boomerang import BoomerangKnowledge
 from .forty_thieves import FortyThievesKnowledge
 from .grouped import GROUPED, GroupedKnowledge
 from .penguin import PenguinKnowledge
@@ -20,6 +22,10 @@ def knowledge_for(game: Game, root: State) -> Knowledge:
         return BinaryStarKnowledge(game, root)
     if game.id == "forty-thieves":
         return FortyThievesKnowledge(game, root)
+    if game.id == "boomerang":
+        return BoomerangKnowledge(game, root)
+    if game.id == "abandon-hope":
+        return AbandonHopeKnowledge(game, root)
     spec = GROUPED.get(game.id)
     if spec is not None:
         return GroupedKnowledge(game, root, spec)
