@@ -58,7 +58,7 @@ class Knowledge:
     game's plug-in overrides where it pays."""
 
     #: "dfs" (depth-first, children in order), "best-first" (lowest :meth:`score`
-    #: first), "dfs+best-first" (depth-first for :attr:`first_share` of the time, then
+    #: first), "own" (the plug-in's :meth:`own_search`), "dfs+best-first" (depth-first for :attr:`first_share` of the time, then
     #: best-first from scratch: two different looks, as Freecell Solver's flares) or
     #: "best-first+dfs" (the same the other way round). Each keeps every
     #: visited key and stops only when the reachable space is exhausted, so each proves
@@ -122,6 +122,12 @@ class Knowledge:
 
         return sorted(game.legal_moves(state), key=score)
 
+    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float) -> SolveResult:
+        """A plug-in's own search (strategy "own"), from ``root`` after the ``first``
+        automatic moves; it must answer ``unsolvable`` only after an exhaustive pass,
+        and may use :func:`depth_first` and :func:`best_first` as building blocks."""
+        raise NotImplementedError
+
     def children(self, state: Node) -> Iterator[Child]:
         """The positions one (macro) move away, best first, built only when asked for,
         each after its safe automatic moves (their moves included)."""
@@ -156,6 +162,8 @@ def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
         return SolveResult("solved", [Move(*m) for m in first], 1, time.monotonic() - t0)
     if kn.strategy == "best-first":
         return _best_first(kn, limits, first, root, t0)
+    if kn.strategy == "own":
+        return kn.own_search(limits, first, root, t0)
     if kn.strategy == "dfs+best-first":
         part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
         r1 = _depth_first(kn, part, first, root, t0)
@@ -252,6 +260,10 @@ def _best_first(
     if pruned:
         return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "memory")
     return SolveResult("unsolvable", [], len(parent), time.monotonic() - t0)
+
+
+depth_first = _depth_first
+best_first = _best_first
 
 
 def verify(game: Game, state: State, moves: list[Move]) -> bool:
