@@ -39,6 +39,8 @@ from ..search import Child, Knowledge, MoveLike
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
 FIRST = itemgetter(0)
+PileInfo = tuple[int, int, int, int, int, int]
+NO_DIG = 99  # a pile with no card below its top run: nothing to dig for
 
 
 class PenguinKnowledge(Knowledge):
@@ -80,7 +82,7 @@ class PenguinKnowledge(Knowledge):
                 self.down[c] = (c >> 4) << 4 | ((c & 15) - 2) % 13 + 1
         self.base_cards = tuple(s << 4 | base for s in range(4))
 
-        self._runs: dict[bytes, int] = {}
+        self._info: dict[bytes, PileInfo] = {}
         # One card at a time makes deep dead ends common: after half the time, a
         # best-first search takes a second, different look.
         self.strategy = "dfs+best-first" if game.runs == "single" else "dfs"
@@ -163,13 +165,11 @@ class PenguinKnowledge(Knowledge):
         return tuple(moves), tuple(lst)
 
     # --- moves ---------------------------------------------------------------------------
-    def _run(self, pile: bytes) -> int:
-        """Length of the suit run at the top of ``pile`` (memoized: piles recur)."""
-        r = self._runs.get(pile)
-        if r is not None:
-            return r
-        if len(self._runs) > 200_000:
-            self._runs.clear()
+    def _pile_info(self, pile: bytes) -> PileInfo:
+        """(length of the suit run at the top, that run's bottom card, and per suit the
+        least ``relative rank + depth`` of its cards below the run, depth 1 for the card
+        just under it: with the foundations' wanted ranks it says how soon digging into
+        the pile pays). Memoized: piles recur."""
         rel = self.rel
         n = len(pile)
         k = 1
@@ -178,12 +178,38 @@ class PenguinKnowledge(Knowledge):
             if upper >> 4 != lower >> 4 or rel[lower] - rel[upper] != 1:
                 break
             k += 1
-        self._runs[pile] = k
-        return k
+        below = n - k
+        dig = [NO_DIG + 13] * 4
+        for i in range(below):
+            c = pile[i]
+            v = rel[c] + below - i
+            if v < dig[c >> 4]:
+                dig[c >> 4] = v
+        info = (k, pile[below], dig[0], dig[1], dig[2], dig[3])
+        if len(self._info) > 200_000:
+            self._info.clear()
+        self._info[pile] = info
+        return info
 
-    def candidates(self, piles: Piles) -> list[tuple[int, tuple[MoveLike, ...]]]:
+    def _next_wanted(self, piles: Piles) -> list[int]:
+        """Per suit, the relative rank its foundation takes next (13 when complete).
+        An unstarted suit wants its base card: with four foundations for four suits, an
+        empty foundation is always there for it."""
+        rel = self.rel
+        nxt = [0, 0, 0, 0]
+        for f in self.F:
+            fp = piles[f]
+            if fp:
+                c = fp[-1]
+                nxt[c >> 4] = rel[c] + 1
+        return nxt
+
+    def candidates(self, piles: Piles, nxt: list[int]) -> list[tuple[int, tuple[MoveLike, ...]]]:
         """(score, engine moves) for every (macro) move worth trying; lower scores first.
 
+        A card can only go onto the one tableau card that fits it (one deck), so only a
+        run's bottom card (or a cell's card) can move onto another pile: every other card
+        of a run already sits on the card that fits it.
         Whole-run games (``runs == "whole"``): a run moves only as a whole, onto the card
         that fits its bottom card, into an empty pile, or card by card into the cells
         (one macro move): splitting a run leaves its lower part with nothing that could
@@ -195,7 +221,8 @@ class PenguinKnowledge(Knowledge):
         the cells only as a whole (one macro move). (tests/test_solver_soundness.py checks these rules against
         the generic search, which tries every legal move, on random end games.)
         Order: cell cards onto the tableau, runs onto the tableau (those that empty a
-        pile first), runs into a space, cell cards into a space, cards into cells.
+        pile first), runs into a space, cell cards into a space, cards into cells (those
+        that dig towards the cards the foundations want next first).
         """
         rel = self.rel
         runs = self.runs
@@ -206,10 +233,10 @@ class PenguinKnowledge(Knowledge):
         nfree = len(free_cells)
         empty_pile = -1
         nempty = 0
-        # movable units: card -> (pile, how many cards from the top; 0 for a cell)
+        # movable units onto a tableau card: bottom card -> (pile, run length; 0 for a cell)
         where: dict[int, tuple[int, int]] = {}
-        runlen: list[tuple[int, int, bytes]] = []
-        run_of = self._run
+        runlen: list[tuple[int, int, bytes, PileInfo]] = []
+        info_of = self._info.get
         for t in self.T:
             tp = piles[t]
             if not tp:
@@ -217,20 +244,10 @@ class PenguinKnowledge(Knowledge):
                 if empty_pile < 0:
                     empty_pile = t
                 continue
-            r = run_of(tp)
-            runlen.append((t, r, tp))
-            n = len(tp)
-            if whole:
-                where[tp[n - r]] = (t, r)
-            elif single:
-                where[tp[-1]] = (t, 1)
-                if r > 1:
-                    where[tp[n - r]] = (t, r)
-                    for k in range(2, r):
-                        where[tp[n - k]] = (t, k)
-            else:
-                for k in range(1, r + 1):
-                    where[tp[n - k]] = (t, k)
+            info = info_of(tp) or self._pile_info(tp)
+            r = info[0]
+            runlen.append((t, r, tp, info))
+            where[info[1]] = (t, r)
         for c in self.C:
             if piles[c]:
                 where[piles[c][0]] = (c, 0)
@@ -244,7 +261,7 @@ class PenguinKnowledge(Knowledge):
         out: list[tuple[int, tuple[MoveLike, ...]]] = []
         down = self.down
         # onto a tableau card: only the one card that fits
-        for t, _, tp in runlen:
+        for t, _, tp, _ in runlen:
             w = where.get(down[tp[-1]])
             if w is None:
                 continue
@@ -265,7 +282,7 @@ class PenguinKnowledge(Knowledge):
                     card = piles[c][0]
                     if any_empty or rel[card] == 12:
                         out.append((72 - rel[card], ((MOVE, c, e, 1),)))
-            for s, r, sp in runlen:
+            for s, r, sp, _ in runlen:
                 n = len(sp)
                 if r == n and (whole or not any_empty):
                     continue  # the whole pile: nothing changes
@@ -286,19 +303,17 @@ class PenguinKnowledge(Knowledge):
         # into the free cells
         if nfree:
             c0 = free_cells[0]
-            nxt_rel = [0, 0, 0, 0]
-            for f in self.F:
-                fp = piles[f]
-                if fp:
-                    nxt_rel[fp[-1] >> 4] = rel[fp[-1]] + 1
-            for s, r, sp in runlen:
+            n0, n1, n2, n3 = nxt
+            for s, r, sp, info in runlen:
+                # how soon digging into this pile reaches a card its foundation wants
+                dig = min(info[2] - n0, info[3] - n1, info[4] - n2, info[5] - n3, NO_DIG) // 2
                 if r > 1:
                     if r <= nfree:
                         moves = tuple((MOVE, s, free_cells[i], 1) for i in range(r))
-                        out.append((70 + (r < len(sp)) + 2 * r, moves))
+                        out.append((70 + (r < len(sp)) + 2 * r + dig, moves))
                     continue
                 card = sp[-1]
-                out.append((70 + (len(sp) > 1) + (rel[card] - nxt_rel[card >> 4]) // 3, ((MOVE, s, c0, 1),)))
+                out.append((70 + (len(sp) > 1) + (rel[card] - nxt[card >> 4]) // 3 + dig, ((MOVE, s, c0, 1),)))
         return out
 
     @staticmethod
@@ -309,14 +324,16 @@ class PenguinKnowledge(Knowledge):
         return (*up, (MOVE, s, t, 1), *down)
 
     def ordered_moves(self, state: State) -> list[Move]:
-        cand = self.candidates(tuple(bytes(p) for p in state.piles))
+        piles = tuple(bytes(p) for p in state.piles)
+        cand = self.candidates(piles, self._next_wanted(piles))
         cand.sort(key=FIRST)
         return [Move(*ms[0]) for _, ms in cand]
 
     def children(self, piles: Piles) -> Iterator[Child]:
-        cand = self.candidates(piles)
+        nxt = self._next_wanted(piles)
+        cand = self.candidates(piles, nxt)
         cand.sort(key=FIRST)
-        need = self._needed(piles)
+        rel = self.rel
         for _, moves in cand:
             lst = list(piles)
             for _, src, dst, k in moves:
@@ -324,8 +341,10 @@ class PenguinKnowledge(Knowledge):
                 lst[src] = sp[:-k]
                 lst[dst] = lst[dst] + sp[-k:]
             child = tuple(lst)
+            # Only the card a move uncovers can have become wanted by a foundation (the
+            # position it came from had every wanted top card played already).
             sp = lst[moves[0][1]]
-            if sp and sp[-1] in need:
+            if sp and rel[sp[-1]] == nxt[sp[-1] >> 4]:
                 more, child = self.auto(child)
                 yield moves + more, child
             else:
