@@ -1,0 +1,147 @@
+"""The Abandon Hope plug-in's exact phase search agrees with the generic search (every
+legal move, identical positions merged only) and with the engine's own redeals."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable
+
+from service.engine.abandon_hope import PILES, WASTE, deal_layout
+from service.engine.core import REDEAL, Action, State
+from service.engine.registry import get_game
+from service.engine.reshuffle import reshuffle
+from service.solver import Limits
+from service.solver.plugins import knowledge_for
+from service.solver.plugins.abandon_hope import AbandonHopeKnowledge, club_bit
+from service.solver.search import Knowledge, solve, verify
+
+GAME = get_game("abandon-hope", {})
+CLUBS = list(range(1, 14))
+
+
+def discard_some(state: State, rng: random.Random, k: int) -> State:
+    """Discard up to ``k`` available Clubs, chosen at random."""
+    for _ in range(k):
+        moves = [m for m in GAME.legal_moves(state) if m.action == Action.MOVE]
+        if not moves:
+            break
+        state = GAME.apply(state, rng.choice(moves))
+    return state
+
+
+def random_position(rng: random.Random, in_play: int) -> State:
+    """A reachable-looking position: some Clubs already discarded before the last of
+    ``r`` random-deck redeals, the rest dealt at random as the engine deals, then a few
+    more discards; about ``in_play`` Clubs are left in the tableau and stock."""
+    deal = rng.choice([rng.randint(1, 3199), rng.randint(3200, 10**9)])  # redeals: MS or MT generator
+    r = rng.randint(0, 3)
+    gone = rng.sample(CLUBS, 13 - in_play - rng.randint(0, 2)) if r else []
+    cards = [c for c in GAME.deck() if c not in gone]
+    rng.shuffle(cards)
+    layout = deal_layout(cards)
+    state = State((*layout, tuple(gone)), (r,), deal)
+    if r == 0:  # an initial deal: discard down to about ``in_play`` Clubs
+        return discard_some(state, rng, 13 - in_play)
+    return discard_some(state, rng, rng.randint(0, 2))
+
+
+def test_phase_layouts_match_the_engine() -> None:
+    """The permutation trick gives, for any Clubs left, the options the engine's redeal
+    lays out: each available Club (top of a pile, or under an available Club)."""
+    rng = random.Random(7)
+    for i in range(60):
+        deal = rng.choice([rng.randint(1, 3199), rng.randint(3200, 10**12)])
+        root = GAME.initial_state(deal)
+        kn = AbandonHopeKnowledge(GAME, root)
+        kn.others = 39
+        n = rng.randint(1, 3)
+        # all 52 cards (i % 6 == 0): the Microsoft generator's rank-major rearrangement
+        left_cards = CLUBS if i % 6 == 0 else [c for c in CLUBS if rng.random() < 0.7]
+        left = sum(club_bit(c) for c in left_cards)
+        groups = kn.groups_after_redeal(n, left)
+        cards = [c for c in GAME.deck() if c >= 16 or c in left_cards]
+        piles = deal_layout(reshuffle(cards, deal, n))
+        expected: set[tuple[int, ...]] = set()
+        for p in piles[:PILES]:
+            run: list[int] = []
+            for c in reversed(p):
+                if c >= 16:
+                    break
+                run.append(club_bit(c) | (run[-1] if run else 0))
+            if run:
+                expected.add(tuple(run))
+        assert set(groups) == expected, (deal, n, left_cards)
+
+
+def test_pruning_agrees_with_generic_search() -> None:
+    rng = random.Random("abandon-hope")
+    verdicts = {"solved": 0, "unsolvable": 0}
+    for i in range(150):
+        state = random_position(rng, 2 + i % 7)
+        if GAME.validate(state) or GAME.is_won(state):
+            continue
+        plug = solve(knowledge_for(GAME, state), Limits(5, 10**6))
+        assert plug.result != "unknown", state
+        plain = solve(Knowledge(GAME, state), Limits(0.5, 10**5))
+        if plain.result == "unknown":
+            continue
+        assert plug.result == plain.result, state
+        if plug.result == "solved":
+            assert verify(GAME, state, plug.moves), state
+        verdicts[plug.result] += 1
+    assert verdicts["solved"] >= 30 and verdicts["unsolvable"] >= 30, verdicts
+
+
+class WholeStateKnowledge(Knowledge):
+    """The generic search, merging only identical tableau and stock (the waste is the
+    Clubs missing from them, and its order never matters)."""
+
+    def key(self, state: State) -> Hashable:
+        return (state.piles[:WASTE], state.counters)
+
+
+def test_whole_deal_loss_agrees_with_plain_search() -> None:
+    """Deal 366, proved lost after 6000 phase nodes: the plain search over engine
+    positions (about 17000 of them, a few seconds) proves it lost too."""
+    for deal, verdict in ((366, "unsolvable"),):
+        state = GAME.initial_state(deal)
+        plug = solve(knowledge_for(GAME, state), Limits(10, 10**6))
+        plain = solve(WholeStateKnowledge(GAME, state), Limits(30, 10**6))
+        assert plug.result == plain.result == verdict, deal
+        if verdict == "solved":
+            assert verify(GAME, state, plug.moves)
+
+
+def test_deals_decided_and_solutions_replay() -> None:
+    for deal in range(1, 31):
+        state = GAME.initial_state(deal)
+        result = solve(knowledge_for(GAME, state), Limits(10, 10**6))
+        assert result.result in ("solved", "unsolvable"), deal
+        if result.result == "solved":
+            assert verify(GAME, state, result.moves)
+            assert result.moves.count(REDEAL) <= 3
+
+
+def test_mid_phase_root_keeps_its_layout() -> None:
+    """A root in the middle of a phase is searched from its own piles, not a redeal's."""
+    state = discard_some(GAME.initial_state(12), random.Random(1), 2)
+    assert len(state.piles[WASTE]) == 2
+    result = solve(knowledge_for(GAME, state), Limits(10, 10**6))
+    plain = solve(WholeStateKnowledge(GAME, state), Limits(30, 10**6))
+    assert result.result == plain.result
+    if result.result == "solved":
+        assert verify(GAME, state, result.moves)
+
+
+def test_a_club_twice_falls_back_to_the_generic_search() -> None:
+    """Not a valid position (the Ace of Clubs twice): the phase masks would be wrong, so
+    the plug-in searches engine positions instead, and still answers soundly."""
+    state = GAME.initial_state(1)
+    piles = list(state.piles)
+    piles[0] = (1,)
+    piles[1] = (1,)
+    for redeals in range(4):
+        dup = State(tuple(piles), (redeals,), 1)
+        plug = solve(knowledge_for(GAME, dup), Limits(5, 10**6))
+        plain = solve(Knowledge(GAME, dup), Limits(5, 10**6))
+        assert plug.result == plain.result != "unknown"
