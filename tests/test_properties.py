@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from service.engine.core import MAX_DEAL, Action, Game, Move, State, Status
 from service.engine.notation import move_from_json, move_to_json, state_from_json, state_to_json
+from service.engine.penguin import PRESETS
 from service.engine.registry import GAME_CLASSES, get_game
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "1000"))
@@ -68,7 +69,9 @@ def check_playout(game: Game, deal: int, seed: int) -> None:
             assert move_from_json(game, move_to_json(game, m)) == m
         for m in rng.sample(moves, min(3, len(moves))):
             assert game.check_move(state, m, moves) is None, f"{m} is listed but refused"
+            assert game.is_legal(state, m), f"{m} is listed but is_legal refuses it"
         for m in made_up_moves(game, state, rng, legal):
+            assert not game.is_legal(state, m), f"{m} is not listed but is_legal accepts it"
             rejection = game.check_move(state, m, moves)
             assert rejection is not None and rejection.detail, f"{m} is not listed but accepted"
             assert rejection.rule != "not-allowed", f"{m} is refused without naming its rule"
@@ -89,3 +92,29 @@ def test_random_playouts(game_id: str) -> None:
         check_playout(game, deal, seed)
 
     playout()
+
+
+@pytest.mark.parametrize("game_id", [g.id for g in PRESETS])
+def test_is_legal_agrees_with_legal_moves_on_every_move(game_id: str) -> None:
+    """The solver checks solutions with ``is_legal``: on positions along random games,
+    every (source, target, count) it could be asked about gets the answer of
+    ``move in legal_moves``."""
+    game = get_game(game_id)
+    rng = random.Random(7)
+    checked = 0
+    for deal in range(1, 9):
+        state = game.initial_state(deal)
+        for _ in range(60):
+            legal = set(game.legal_moves(state))
+            if not legal:
+                break
+            n = len(state.piles)
+            for src in range(n):
+                for dst in range(n):
+                    for count in range(0, len(state.piles[src]) + 2):
+                        m = Move(Action.MOVE, src, dst, count)
+                        assert game.is_legal(state, m) == (m in legal), m
+                        checked += 1
+            assert not game.is_legal(state, Move(Action.DEAL))
+            state = game.apply(state, rng.choice(sorted(legal)))
+    assert checked > 50_000

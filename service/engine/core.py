@@ -243,6 +243,11 @@ class Game:
     def legal_moves(self, state: State) -> list[Move]:
         raise NotImplementedError
 
+    def is_legal(self, state: State, move: Move) -> bool:
+        """``move in legal_moves(state)``; a game may answer it without listing every
+        move (the solver checks each move of a solution with it)."""
+        return move in self.legal_moves(state)
+
     def _apply(self, state: State, move: Move, events: list[Event] | None) -> State:
         """Apply a move known to be legal; append what happened to ``events``."""
         raise NotImplementedError

@@ -178,6 +178,50 @@ class PenguinFamily(Game):
             k += 1
         return k
 
+    def is_legal(self, state: State, move: Move) -> bool:
+        """The rules of :meth:`legal_moves` for one move, without listing the others."""
+        if move.action != Action.MOVE:
+            return False
+        piles = state.piles
+        s, d, k = move.src, move.dst, move.count
+        if not (0 <= s < len(piles) and 0 <= d < len(piles)) or s == d:
+            return False
+        sp = piles[s]
+        kind_s, kind_d = self.group_of[s], self.group_of[d]
+        if not sp or k < 1 or k > len(sp) or kind_s == "foundation":
+            return False
+        base = self.base_rank(state)
+        card = sp[-k]  # the bottom card of what moves
+        if kind_d == "foundation":
+            if k != 1:
+                return False
+            fp = piles[d]
+            if not fp:
+                return card & 15 == base
+            top = fp[-1]
+            return len(fp) < 13 and card == (top & 0xF0) | ((top & 15) % 13 + 1)
+        if kind_d == "cell":
+            return kind_s == "tableau" and k == 1 and not piles[d]
+        # onto the tableau
+        run = 1 if kind_s == "cell" else self._run_length(sp, base)
+        if k > run:
+            return False
+        free = sum(1 for c in self.C if not piles[c])
+        empty = sum(1 for t in self.T if not piles[t])
+        tp = piles[d]
+        if tp:
+            top = tp[-1]
+            if top & 15 == base or top != (card & 0xF0) | ((card & 15) % 13 + 1):
+                return False
+            limit = {"single": 1, "whole": 52}.get(self.runs, (free + 1) << empty)
+            return k <= limit
+        if kind_s == "tableau" and k == len(sp):
+            return False  # a whole pile into an empty one changes nothing
+        if not (self.any_empty or card & 15 == (base - 2) % 13 + 1):
+            return False
+        limit = {"single": 1, "whole": 52}.get(self.runs, (free + 1) << max(empty - 1, 0))
+        return k <= limit
+
     def _foundation_targets(self, piles: tuple[tuple[Card, ...], ...], card: Card, base: int) -> list[int]:
         out = []
         for f in self.F:

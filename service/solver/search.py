@@ -269,7 +269,7 @@ best_first = _best_first
 def verify(game: Game, state: State, moves: list[Move]) -> bool:
     """True when every move is legal in turn and the last position is won."""
     for m in moves:
-        if m not in game.legal_moves(state):
+        if not game.is_legal(state, m):
             return False
         state = game.apply(state, m)
     return game.is_won(state)
