@@ -1,13 +1,412 @@
-"""Knowledge of Boomerang (for now the grouped canonical key and Boomerang's move order;
-a dedicated plug-in replaces this)."""
+"""Knowledge of Boomerang: own move generation on ``bytes`` piles, a lost-position test.
+
+Pruning, each sound (it never hides a solution, so "unsolvable" stays a proof):
+
+- **Safe moves**: exactly the engine's autoplay (a suit's second Seven or last Ace goes
+  home from the waste, or from the tableau once the stock is empty); the engine's rules
+  text argues why that never hurts.
+- **Canonical key**: the stock by its length (it only ever loses its top card, to the
+  waste or to a refill, so it is always the root's stock cut to that length), the waste
+  in full, and the tableau piles sorted (all 12 have the same rules and the same
+  refill). Foundations are left out: they hold exactly the cards found nowhere else,
+  in their fixed order, and which foundation holds which suit changes nothing.
+- **Merged moves**: a Seven goes only to the first empty foundation (empty ones are
+  alike, see the key). Every other engine move is generated.
+- **Lost positions** (:meth:`BoomerangKnowledge.dead`): let S be a set of tableau and
+  waste cards none of which could make the first move out of S while all the others
+  stay put. Then no card of S ever moves (the first to move would need an earlier
+  one), none reaches a foundation, and the game is lost. The largest such S is found
+  as a fixpoint: start from every tableau and waste card and drop each card that
+  could move, until none can. A card x stays in S when it lies under a card of S, or
+  when all of these hold: (a) x can go onto no card z of its suit one rank away, since
+  each copy of z lies under a card of S, or stays in the waste (z in S), or stays in
+  its pile (z in S) whose direction, read from the card under z, refuses x, or, not in
+  S, could take x only after moving onto the card that makes the direction right (a
+  tableau card moves only onto a card), every copy of which lies under S; (b) x cannot
+  go home: for some rank of which k copies must go home before x can, fewer than k
+  copies are neither in S nor under S; (c) for a waste card, no refill can take it:
+  every pile holds a card of S, so none ever empties. A stock card never joins S (a
+  deal can always take it) and counts as free everywhere.
+
+Search (strategy "own"): short best-first flares with different score weights, then
+depth-first with the time left; each pass is exhaustive unless stopped by the clock.
+"""
 
 from __future__ import annotations
 
-from service.engine.core import Game, State
+from collections.abc import Hashable, Iterator
+from operator import itemgetter
 
-from .grouped import GROUPED, GroupedKnowledge
+from service.engine.boomerang import FOUNDATION_SEQUENCE, POS, RANK_AT
+from service.engine.core import Action, Game, Move, State
+
+from ..search import Child, Knowledge, Limits, MoveLike, SolveResult, best_first, depth_first
+
+MOVE = int(Action.MOVE)
+DEAL: MoveLike = (int(Action.DEAL), -1, -1, 0)
+Piles = tuple[bytes, ...]
+F = range(0, 4)
+T = range(4, 16)
+STOCK, WASTE = 16, 17
+SOURCES = (*T, WASTE)
+FIRST = itemgetter(0)
+SEQ = FOUNDATION_SEQUENCE
 
 
-class BoomerangKnowledge(GroupedKnowledge):
+def _accepts(last: bytes) -> tuple[int, ...]:
+    """Cards a tableau pile whose top cards are ``last`` (its last one or two) takes."""
+    top = last[-1]
+    base = top & 0x30
+    p = POS[top & 15]
+    if len(last) == 1:
+        return tuple(base | RANK_AT[q] for q in (p - 1, p + 1) if 0 <= q <= 7)
+    q = 2 * p - POS[last[0] & 15]
+    return (base | RANK_AT[q],) if 0 <= q <= 7 else ()
+
+
+CARDS = tuple(suit << 4 | rank for suit in range(4) for rank in RANK_AT)
+ACCEPTS: dict[bytes, tuple[int, ...]] = {}
+for _a in CARDS:
+    ACCEPTS[bytes((_a,))] = _accepts(bytes((_a,)))
+    for _b in CARDS:
+        if _b >> 4 == _a >> 4 and abs(POS[_b & 15] - POS[_a & 15]) == 1:
+            ACCEPTS[bytes((_b, _a))] = _accepts(bytes((_b, _a)))
+
+# BEFORE[n][rank]: (rank q, k) for each rank q of which k more copies must go home
+# before the next copy of ``rank`` can (on a foundation of length n).
+BEFORE: list[list[tuple[tuple[int, int], ...]]] = []
+for _n in range(17):
+    _row: list[tuple[tuple[int, int], ...]] = []
+    for _r in range(14):
+        _first = next((i for i in range(_n, 16) if SEQ[i] == _r), 16)
+        _need: dict[int, int] = {}
+        for _i in range(_n, _first):
+            _need[SEQ[_i]] = _need.get(SEQ[_i], 0) + 1
+        _row.append(tuple(_need.items()))
+    BEFORE.append(_row)
+NEIGHBOURS: dict[int, tuple[int, ...]] = {
+    c: tuple((c & 0x30) | RANK_AT[q] for q in (POS[c & 15] - 1, POS[c & 15] + 1) if 0 <= q <= 7) for c in CARDS
+}
+
+# MIRROR[x << 6 | z]: for z one rank from x, the card z must sit on to take x (a
+# tableau card can be moved only onto a card; only the waste and the stock refill a
+# space), or -1. CONT[b << 6 | z]: the one card a pile ending b, z takes, or -1.
+MIRROR: list[int] = [-1] * 4096
+CONT: list[int] = [-1] * 4096
+for _x in CARDS:
+    for _z in NEIGHBOURS[_x]:
+        _q = 2 * POS[_z & 15] - POS[_x & 15]
+        if 0 <= _q <= 7:
+            MIRROR[_x << 6 | _z] = (_z & 0x30) | RANK_AT[_q]
+            CONT[_x << 6 | _z] = (_z & 0x30) | RANK_AT[_q]
+ANY = -2  # CONT of a pile's bottom card: alone, it takes either neighbour
+NO_INST: tuple[tuple[int, int, int], ...] = ()
+
+
+class BoomerangKnowledge(Knowledge):
+    notes = (
+        "Boomerang: engine autoplay; sorted piles, stock by its length; positions where "
+        "a set of cards provably never moves are dropped"
+    )
+    strategy = "own"
+    #: Score weights: cards in the waste, cards in the stock, single-card piles.
+    W: tuple[float, float, float] = (0.25, 0.2, 0.0)
+    #: The flares: best-first passes, each from scratch with its own score weights and
+    #: share of the time, then depth-first with what is left.
+    FLARES: tuple[tuple[tuple[float, float, float], float], ...] = (
+        ((0.25, 0.2, 0.0), 0.1),
+        ((0.4, 0.2, 0.0), 0.1),
+        ((0.25, 0.2, 0.1), 0.1),
+        ((0.2, 0.1, 0.0), 0.1),
+        ((0.3, 0.3, 0.0), 0.1),
+    )
+
     def __init__(self, game: Game, root: State) -> None:
-        super().__init__(game, root, GROUPED["boomerang"])
+        super().__init__(game, root)
+        assert game.group_range("tableau") == T and game.group_range("waste").start == WASTE
+        stock = bytes(root.piles[STOCK])
+        self._stock_counts: list[list[int]] = []
+        counts = [0] * 64
+        for n in range(len(stock) + 1):
+            self._stock_counts.append(counts[:])
+            if n < len(stock):
+                counts[stock[n]] += 1
+
+    def dead(self, p: Piles) -> bool:
+        """True when a set of cards provably never moves: the position is lost (the
+        fixpoint of the module docstring, "Lost positions")."""
+        lengths = [0, 0, 0, 0]
+        for f in F:
+            fp = p[f]
+            if fp:
+                lengths[fp[0] >> 4] = len(fp)
+        loose = self._stock_counts[len(p[STOCK])]
+        inst: dict[int, list[tuple[int, int, int]]] = {}  # card -> (pile, index, what it takes)
+        top = [-1] * 18  # per pile (and the waste): the highest stuck card's index
+        stuck: list[list[bool]] = [[]] * 18
+        cand: list[tuple[int, int, int]] = []
+        refill = False  # a pile may empty (it holds no stuck card): the waste may refill it
+        for t in T:
+            tp = p[t]
+            n = len(tp)
+            if not n:
+                refill = True
+                continue
+            top[t] = n - 1
+            stuck[t] = [True] * n
+            for i in range(n - 1, -1, -1):  # top first: a freed top unburies the next
+                c = tp[i]
+                inst.setdefault(c, []).append((t, i, CONT[tp[i - 1] << 6 | c] if i else ANY))
+                cand.append((t, i, c))
+        waste = p[WASTE]
+        if waste:
+            top[WASTE] = len(waste) - 1
+            for i, c in enumerate(waste):
+                inst.setdefault(c, []).append((WASTE, i, -1))
+            waste_cand = [(WASTE, i, waste[i]) for i in range(len(waste) - 1, -1, -1)]
+        changed = True
+        while changed:
+            changed = False
+            if waste:
+                if refill:
+                    top[WASTE] = -1
+                    waste = b""
+                else:
+                    cand.extend(waste_cand)
+                    waste_cand = []
+            keep: list[tuple[int, int, int]] = []
+            for t, i, x in cand:
+                if i < top[t]:  # buried under a stuck card: cannot move while that stays
+                    keep.append((t, i, x))
+                    continue
+                if (t == WASTE and refill) or self._could_move(x, loose, inst, top, lengths):
+                    changed = True
+                    if t == WASTE:  # the waste's stuck cards are always its bottom ones
+                        top[WASTE] = min(top[WASTE], i - 1)
+                        continue
+                    row = stuck[t]
+                    row[i] = False
+                    if top[t] == i:
+                        j = i - 1
+                        while j >= 0 and not row[j]:
+                            j -= 1
+                        top[t] = j
+                        if j < 0:
+                            refill = True
+                else:
+                    keep.append((t, i, x))
+            cand = keep
+            if not cand:
+                return False
+        return bool(cand)
+
+    @staticmethod
+    def _could_move(
+        x: int,
+        loose: list[int],
+        inst: dict[int, list[tuple[int, int, int]]],
+        top: list[int],
+        lengths: list[int],
+    ) -> bool:
+        """Whether ``x`` (not buried) could ever move while the stuck cards stay: onto a
+        card of the next rank up or down, or home."""
+        for z in NEIGHBOURS[x]:
+            # x could go onto z unless z stays buried under a stuck card, or stays in the
+            # waste, or stays where its pile's direction refuses x
+            if loose[z]:
+                return True
+            for t2, i2, takes in inst.get(z, NO_INST):
+                tz = top[t2]
+                if i2 < tz:
+                    continue
+                if t2 == WASTE:
+                    if i2 > tz:  # may be refilled into a pile of its own
+                        return True
+                    continue
+                # z where it is (a pile's bottom takes either way) ...
+                if takes in (x, ANY):
+                    return True
+                # ... or, if z may move, put on the card that makes x fit
+                if i2 > tz:
+                    w = MIRROR[x << 6 | z]
+                    if w >= 0:
+                        if loose[w]:
+                            return True
+                        for tw, j, _ in inst.get(w, NO_INST):
+                            if j >= top[tw]:
+                                return True
+        # x could go home unless too few copies of a rank due before it are free
+        base = x & 0x30
+        for q, k in BEFORE[lengths[x >> 4]][x & 15]:
+            z = base | q
+            avail = loose[z]
+            for t2, i2, _ in inst.get(z, NO_INST):
+                if i2 > top[t2]:
+                    avail += 1
+            if avail < k:
+                return False
+        return True
+
+    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Piles, t0: float) -> SolveResult:
+        """Short best-first flares with different weights (the search is chaotic: one
+        score finds in 0.1 s what another misses in a minute), then depth-first with the
+        time left. Each pass is exhaustive unless stopped, so each proves loss alone."""
+        states = 0
+        elapsed = 0.0
+        for weights, share in self.FLARES:
+            self.W = weights
+            elapsed += share * limits.max_seconds
+            r = best_first(self, Limits(elapsed, limits.max_states), first, root, t0)
+            states += r.states
+            if r.result != "unknown" or r.stopped_by not in ("time", "memory"):
+                r.states = states
+                return r
+        r = depth_first(self, limits, first, root, t0)
+        r.states += states
+        return r
+
+    def start(self) -> Piles:
+        return tuple(bytes(p) for p in self.root.piles)
+
+    def key(self, p: Piles) -> Hashable:
+        """Stock length, waste, sorted piles (see the module docstring); no card is 0,
+        so b"\\0" separates unambiguously."""
+        return bytes((len(p[STOCK]),)) + p[WASTE] + b"\0" + b"\0".join(sorted(p[4:16]))
+
+    def is_won(self, p: Piles) -> bool:
+        return len(p[0]) + len(p[1]) + len(p[2]) + len(p[3]) == 64
+
+    def score(self, p: Piles) -> float:
+        """Cards home count most; cards still in the talon (most of all in the waste,
+        where they are buried) count against: a refill beats a deal."""
+        home = len(p[0]) + len(p[1]) + len(p[2]) + len(p[3])
+        w = self.W
+        singles = sum(1 for t in T if len(p[t]) == 1) if w[2] else 0
+        return -float(home) + w[0] * len(p[WASTE]) + w[1] * len(p[STOCK]) + w[2] * singles
+
+    @staticmethod
+    def _need(p: Piles) -> dict[int, int]:
+        """card -> the foundation that takes it now."""
+        need: dict[int, int] = {}
+        started = 0
+        empty = -1
+        for f in F:
+            fp = p[f]
+            n = len(fp)
+            if not n:
+                if empty < 0:
+                    empty = f
+                continue
+            suit = fp[0] >> 4
+            started |= 1 << suit
+            if n < 16:
+                need[suit << 4 | SEQ[n]] = f
+        if empty >= 0:
+            for suit in range(4):
+                if not started >> suit & 1:
+                    need[suit << 4 | 7] = empty
+        return need
+
+    def auto(self, p: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
+        """The engine's autoplay: a dead card (next on its foundation at length 14 or
+        15) goes home from the waste, or from the tableau once the stock is empty."""
+        moves: list[MoveLike] = []
+        while True:
+            dead: dict[int, int] = {}
+            for f in F:
+                fp = p[f]
+                n = len(fp)
+                if n == 14 or n == 15:
+                    dead[(fp[0] & 0x30) | SEQ[n]] = f
+            if not dead:
+                break
+            w = p[WASTE]
+            m: MoveLike | None = None
+            if w and w[-1] in dead:
+                m = (MOVE, WASTE, dead[w[-1]], 1)
+            elif not p[STOCK]:
+                for t in T:
+                    tp = p[t]
+                    if tp and tp[-1] in dead:
+                        m = (MOVE, t, dead[tp[-1]], 1)
+                        break
+            if m is None:
+                break
+            moves.append(m)
+            p = self._move(p, m[1], m[2])
+        return tuple(moves), p
+
+    @staticmethod
+    def _move(p: Piles, s: int, t: int) -> Piles:
+        """Move the top card of ``s`` to ``t``; an emptied tableau pile is refilled from
+        the stock, else the waste (as the engine does)."""
+        lst = list(p)
+        sp = lst[s]
+        lst[s] = sp[:-1]
+        lst[t] = lst[t] + sp[-1:]
+        if len(sp) == 1 and s < STOCK:
+            stock = lst[STOCK]
+            if stock:
+                lst[s] = stock[-1:]
+                lst[STOCK] = stock[:-1]
+            else:
+                w = lst[WASTE]
+                if w:
+                    lst[s] = w[-1:]
+                    lst[WASTE] = w[:-1]
+        return tuple(lst)
+
+    def candidates(self, p: Piles) -> list[tuple[int, MoveLike]]:
+        """(order, move) for every move, lowest first: foundation moves; moves of a
+        pile's only card (the refill brings a new card into play); builds from the
+        waste; other builds; a deal last."""
+        need = self._need(p)
+        takers: dict[int, list[int]] = {}
+        for t in T:
+            tp = p[t]
+            if tp:
+                for c in ACCEPTS[tp[-2:]]:
+                    takers.setdefault(c, []).append(t)
+        out: list[tuple[int, MoveLike]] = []
+        for s in SOURCES:
+            sp = p[s]
+            if not sp:
+                continue
+            card = sp[-1]
+            f = need.get(card)
+            if f is not None:
+                out.append((0, (MOVE, s, f, 1)))
+            dsts = takers.get(card)
+            if dsts:
+                if s == WASTE:
+                    score = 15
+                elif len(sp) == 1:
+                    score = 10
+                else:
+                    score = 30
+                for t in dsts:
+                    if t != s:
+                        out.append((score, (MOVE, s, t, 1)))
+        if p[STOCK]:
+            out.append((40, DEAL))
+        out.sort(key=FIRST)
+        return out
+
+    def ordered_moves(self, state: State) -> list[Move]:
+        return [Move(*m) for _, m in self.candidates(tuple(bytes(x) for x in state.piles))]
+
+    def children(self, p: Piles) -> Iterator[Child]:
+        if self.dead(p):
+            return
+        auto = self.auto
+        for _, m in self.candidates(p):
+            if m[0] == MOVE:
+                child = self._move(p, m[1], m[2])
+            else:
+                lst = list(p)
+                stock = lst[STOCK]
+                lst[STOCK] = stock[:-1]
+                lst[WASTE] = lst[WASTE] + stock[-1:]
+                child = tuple(lst)
+            more, child = auto(child)
+            yield (m, *more), child
