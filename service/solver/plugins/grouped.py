@@ -1,5 +1,4 @@
-"""Generic knowledge with a canonical key: piles of interchangeable groups are sorted,
-and cards whose suit never matters are reduced to their rank.
+"""Generic knowledge with a canonical key: piles of interchangeable groups are sorted.
 
 Which groups are interchangeable is rules knowledge, stated per game in
 :data:`GROUPED` with the reason; the engine's safe autoplay and the generic move order
@@ -11,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from service.engine.core import Game, Move, State
+from service.engine.core import Game, State
 
 from ..search import Knowledge
-from .ordering import SCORERS
 
 
 @dataclass(frozen=True)
@@ -22,7 +20,6 @@ class KeySpec:
     """How to merge equivalent positions of one game."""
 
     sorted_groups: tuple[str, ...]  # groups whose piles are interchangeable
-    ranks_only: bool = False  # suits never matter: a card is its rank
     strategy: str = "dfs"  # or "best-first", scored by cards home
     why: str = ""
 
@@ -32,26 +29,6 @@ GROUPED: dict[str, KeySpec] = {
         ("foundation", "cell", "fan"),
         why="cells are interchangeable; fans never take a card and a redeal gathers them in "
         "sorted order, so which fan holds a stack does not matter; a foundation holds one suit",
-    ),
-    "boomerang": KeySpec(
-        ("foundation", "tableau"),
-        strategy="best-first",
-        why="tableau piles share the same rules and refills; an empty foundation takes any "
-        "unstarted suit's Seven",
-    ),
-    "abandon-hope": KeySpec(
-        ("tableau",),
-        why="only tops of piles matter for discards, and a redeal gathers and sorts the cards",
-    ),
-    "binary-star": KeySpec(
-        ("fan",),
-        ranks_only=True,
-        why="stars build regardless of suit, so only ranks matter; fans never take a card",
-    ),
-    "forty-thieves": KeySpec(
-        ("foundation", "tableau"),
-        why="every tableau pile has the same rules (an empty one takes any card); foundations "
-        "holding the same cards are interchangeable",
     ),
 }
 
@@ -65,8 +42,6 @@ class GroupedKnowledge(Knowledge):
         for g in game.groups:
             layout.append((g.name in spec.sorted_groups, game.group_range(g.name)))
         self.layout = layout
-        self.ranks_only = spec.ranks_only
-        self.scorer = SCORERS.get(game.id)
         self.strategy = spec.strategy
         self.home = [
             game.group_range(g.name) for g in game.groups
@@ -74,23 +49,15 @@ class GroupedKnowledge(Knowledge):
         ]
 
     def score(self, state: State) -> float:
-        """Fewer cards home is worse; Binary Star's stars and Abandon Hope's discards count."""
+        """Fewer cards home is worse."""
         p = state.piles
         return -float(sum(len(p[i]) for r in self.home for i in r))
-
-    def ordered_moves(self, state: State) -> list[Move]:
-        if self.scorer is None:
-            return super().ordered_moves(state)
-        game, scorer = self.game, self.scorer
-        return sorted(game.legal_moves(state), key=lambda m: scorer(game, state, m))
 
     def key(self, state: State) -> Hashable:
         p = state.piles
         parts: list[bytes] = []
         for sort, r in self.layout:
             piles = p[r.start : r.stop]
-            if self.ranks_only:
-                piles = tuple(tuple(c & 15 for c in pile) for pile in piles)
             if sort:
                 piles = tuple(sorted(piles))
             parts.append(b"\0".join(map(bytes, piles)))
