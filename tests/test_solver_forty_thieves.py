@@ -1,0 +1,168 @@
+"""Forty Thieves solver: its pruning never changes a verdict, its beam passes only ever
+find wins, and its solutions replay through the engine.
+
+On small end games (random ones, mostly won, and deals played out at random to an
+empty stock, mostly lost) the plug-in and the generic search (every legal move, exact
+positions, engine autoplay only) must agree on solved versus proved unsolvable."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from service.engine.core import Action, Move, State
+from service.engine.registry import get_game
+from service.solver import Limits
+from service.solver.plugins import knowledge_for
+from service.solver.plugins.forty_thieves import FortyThievesKnowledge
+from service.solver.search import Knowledge, solve, verify
+
+GAME = get_game("forty-thieves")
+
+
+def random_end_game(rng: random.Random, left: int) -> State:
+    """The 8 foundations built from the Ace to random heights (both of a suit alike),
+    the ``left`` or so other cards shared at random: 20 to 24 to the 10 piles (two each
+    first, so that a space has to be earned), the rest between the stock and the waste."""
+    heights = [rng.randint(0, 13) for _ in range(4)] * 2
+    while 104 - sum(heights) > left:
+        i = rng.randrange(4)
+        heights[i] = heights[i + 4] = min(13, heights[i] + 1)
+    found = [[(f % 4) << 4 | r for r in range(1, h + 1)] for f, h in enumerate(heights)]
+    rest = [(f % 4) << 4 | r for f, h in enumerate(heights) for r in range(h + 1, 14)]
+    rng.shuffle(rest)
+    if rng.random() < 0.5:  # low cards under high ones
+        rest.sort(key=lambda c: (c & 15) + rng.randint(0, 3))
+    n_tableau = min(len(rest), 20 + rng.randint(0, 4))
+    cards, rest = rest[:n_tableau], rest[n_tableau:]
+    n_stock = rng.randint(0, len(rest))
+    waste, stock = rest[: len(rest) - n_stock], rest[len(rest) - n_stock :]
+    tableau: list[list[int]] = [[] for _ in range(10)]
+    for i, c in enumerate(cards):
+        pile = i % 10 if i < 20 else rng.choice([t for t in range(10) if len(tableau[t]) < 4])
+        tableau[pile].append(c)
+    piles = (*(tuple(f) for f in found), *(tuple(t) for t in tableau), tuple(stock), tuple(waste))
+    return State(piles, (), 1)
+
+
+def played_out(rng: random.Random, deal: int, keep: int) -> State:
+    """Deal ``deal`` played at random (a foundation move when there is one, else a
+    tableau move or a deal) until ``keep`` stock cards are left: usually a lost end."""
+    state = GAME.initial_state(deal)
+    for _ in range(400):
+        if len(state.piles[18]) <= keep:
+            break
+        moves = GAME.legal_moves(state)
+        home = [m for m in moves if m.action == Action.MOVE and m.dst < 8]
+        others = [m for m in moves if m.action == Action.MOVE and m.dst >= 8]
+        if home:
+            m = home[0]
+        elif others and rng.random() < 0.6:
+            m = rng.choice(others)
+        else:
+            m = next(m for m in moves if m.action == Action.DEAL)
+        state = GAME.apply(state, m)
+    return state
+
+
+def positions() -> list[State]:
+    rng = random.Random("forty-thieves")
+    out = [random_end_game(rng, rng.randint(20, 30)) for _ in range(30)]
+    out += [played_out(rng, deal, rng.randint(0, 1)) for deal in range(1, 31)]
+    return out
+
+
+POSITIONS = positions()
+
+
+@pytest.mark.parametrize("probe", [FortyThievesKnowledge.probe_states, 0])
+def test_pruning_agrees_with_generic_search(probe: int) -> None:
+    """With the probe off (``probe`` 0) the beam passes run first: still the same
+    verdicts (a pass that finds nothing leaves the verdict to the depth-first search)."""
+    verdicts = {"solved": 0, "unsolvable": 0}
+    for state in POSITIONS:
+        assert not GAME.validate(state)
+        kn = knowledge_for(GAME, state)
+        assert isinstance(kn, FortyThievesKnowledge)
+        kn.probe_states = probe
+        plug = solve(kn, Limits(10, 2000))
+        plain = solve(Knowledge(GAME, state), Limits(10, 1000))
+        if "unknown" in (plug.result, plain.result):
+            continue
+        assert plug.result == plain.result, state
+        if plug.result == "solved":
+            assert verify(GAME, state, plug.moves)
+        verdicts[plug.result] += 1
+    assert verdicts["solved"] >= 15 and verdicts["unsolvable"] >= 15, verdicts
+
+
+def _exact(p: tuple[bytes, ...]) -> tuple[object, ...]:
+    """A position up to the order of its tableau piles and of its foundations."""
+    return (sorted(p[0:8]), sorted(p[8:18]), p[18], p[19])
+
+
+def _search_sample(state: State, limit: int = 300) -> list[tuple[bytes, ...]]:
+    """Up to ``limit`` distinct positions reached from ``state`` through the plug-in's
+    children, breadth first (told apart exactly, not by the key under test)."""
+    kn = knowledge_for(GAME, state)
+    seen = {repr(_exact(kn.start()))}
+    out = [kn.start()]
+    for p in out:
+        if len(out) >= limit:
+            break
+        for _, child in kn.children(p):
+            e = repr(_exact(child))
+            if e not in seen:
+                seen.add(e)
+                out.append(child)
+    return out
+
+
+def test_key_merges_only_equivalent_positions() -> None:
+    """Within one search, positions with the same key are the same position up to the
+    order of the tableau piles and of the foundations (the key leaves the foundations
+    out: the rest fixes them)."""
+    for state in POSITIONS[::3]:
+        kn = knowledge_for(GAME, state)
+        full: dict[object, object] = {}
+        for p in _search_sample(state):
+            exact = _exact(p)
+            assert full.setdefault(kn.key(p), exact) == exact
+
+
+def test_moves_are_the_engines_up_to_merging() -> None:
+    """The plug-in's moves are the engine's legal moves, except that of several
+    foundations (or spaces) that take a card, only one is tried: the same set once each
+    move is written as (source, kind of target or tableau pile)."""
+
+    def merged(piles: tuple[tuple[int, ...], ...], m: Move) -> tuple[int, int]:
+        if m.src < 0:
+            return (-1, -1)
+        if m.dst < 8:
+            return (m.src, -2)
+        return (m.src, -3 if not piles[m.dst] else m.dst)
+
+    for state in POSITIONS[::3]:
+        kn = knowledge_for(GAME, state)
+        for p in _search_sample(state, 100):
+            st = State(tuple(tuple(x) for x in p), (), 1)
+            engine = {merged(st.piles, m) for m in GAME.legal_moves(st)}
+            mine = [merged(st.piles, m) for m in kn.ordered_moves(st)]
+            assert len(mine) == len(set(mine)) and set(mine) == engine, st
+
+
+def test_beam_finds_deal_and_never_claims_a_loss() -> None:
+    """Deal 2 is won by the first beam pass (no probe), and a beam pass that finds
+    nothing in a short budget answers "unknown", not "unsolvable"."""
+    state = GAME.initial_state(2)
+    kn = knowledge_for(GAME, state)
+    assert isinstance(kn, FortyThievesKnowledge)
+    kn.probe_states = 0
+    r = solve(kn, Limits(5, 10**6))
+    assert r.result == "solved" and verify(GAME, state, r.moves)
+    assert len(kn.stats["passes"]) == 1
+    state = GAME.initial_state(1)
+    kn = knowledge_for(GAME, state)
+    r = solve(kn, Limits(0.3, 10**6))
+    assert r.result == "unknown" and r.stopped_by == "time"
