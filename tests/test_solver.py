@@ -193,11 +193,22 @@ def test_errors(client: Any) -> None:
 
 def test_first_winnable_deal() -> None:
     game = get_game("opus")
-    found = first_winnable_deal(game, 1, 2.0, 5)
-    assert found is not None
-    number, state = found
+    search = first_winnable_deal(game, 1, 2.0, 5)
+    assert search.found is not None
+    number, state = search.found
     assert number == 2 and state == game.initial_state(2)  # deal 1 is proved lost
-    assert first_winnable_deal(game, 1, 2.0, 1) is None
+    assert search.tried == range(1, 3)
+    alone = first_winnable_deal(game, 1, 2.0, 1)
+    assert alone.found is None and alone.tried == range(1, 2)
+
+
+def test_winnable_deal_search_keeps_to_its_total_budget() -> None:
+    """However many tries are configured, the search stops at its total budget."""
+    game = get_game("forty-thieves")  # deals 1, 3-6 stay unknown at 0.3 s each
+    t0 = time.monotonic()
+    search = first_winnable_deal(game, 3, 0.3, 100, total_seconds=1.0)
+    assert time.monotonic() - t0 < 1.5
+    assert search.found is None and 3 <= len(search.tried) <= 4
 
 
 def test_solutions_use_only_engine_moves() -> None:

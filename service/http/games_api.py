@@ -193,15 +193,18 @@ def winnable_deal(game: Game, start: int) -> tuple[int, State]:
     from .solver_api import settings  # the solver blueprint owns the solver's settings
 
     s = settings()
-    found = first_winnable_deal(game, start, s.winnable_deal_seconds, s.winnable_deal_tries)
-    if found is None:
-        last = start + s.winnable_deal_tries - 1
+    search = first_winnable_deal(
+        game, start, s.winnable_deal_seconds, s.winnable_deal_tries, s.max_states, total_seconds=s.max_seconds
+    )
+    if search.found is None:
+        tried = search.tried
+        which = f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"
         raise ApiError(
             422, "no-winnable-deal",
-            f"none of deals {start}-{last} was proved winnable within {s.winnable_deal_seconds:g} s each; "
-            "ask again from another deal number",
+            f"none of {which} was proved winnable within {s.winnable_deal_seconds:g} s each "
+            f"({s.max_seconds:g} s in all); ask again from another deal number",
         )
-    return found
+    return search.found
 
 
 @blp.route("/<game:game_id>/moves", methods=["POST"])

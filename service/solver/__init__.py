@@ -7,7 +7,7 @@ Public entry points: :func:`solve_position`, :func:`hint`, :func:`first_winnable
 
 from __future__ import annotations
 
-from .answers import Hint, first_winnable_deal, hint, solve_position
+from .answers import Hint, WinnableSearch, first_winnable_deal, hint, solve_position
 from .search import Limits, SolveResult
 from .settings import SolverSettings
 
@@ -16,6 +16,7 @@ __all__ = [
     "Limits",
     "SolveResult",
     "SolverSettings",
+    "WinnableSearch",
     "first_winnable_deal",
     "hint",
     "solve_position",

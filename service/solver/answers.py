@@ -79,18 +79,39 @@ def hint(game: Game, state: State, limits: Limits) -> Hint:
     )
 
 
+@dataclass
+class WinnableSearch:
+    """The deals tried (``tried``, in order) and the first proved winnable, if any."""
+
+    tried: range
+    found: tuple[int, State] | None
+
+
 def first_winnable_deal(
-    game: Game, start: int, seconds_per_deal: float, max_tries: int, max_states: int = 1_000_000
-) -> tuple[int, State] | None:
+    game: Game,
+    start: int,
+    seconds_per_deal: float,
+    max_tries: int,
+    max_states: int = 1_000_000,
+    total_seconds: float | None = None,
+) -> WinnableSearch:
     """The first deal number at or after ``start`` that the solver proves winnable
-    within ``seconds_per_deal`` each, trying at most ``max_tries`` deals; None if none.
-    Deal numbers past the engine's last one are not tried."""
-    per_deal = Limits(seconds_per_deal, max_states)
-    for deal in range(start, min(start + max_tries, MAX_DEAL + 1)):
+    within ``seconds_per_deal`` each, trying at most ``max_tries`` deals and, when
+    ``total_seconds`` is given, spending no more than that in all (so a request stays
+    within the solver's budget however the tries are configured). Deal numbers past
+    the engine's last one are not tried."""
+    deadline = None if total_seconds is None else time.monotonic() + total_seconds
+    last = min(start + max_tries, MAX_DEAL + 1)
+    for deal in range(start, last):
+        seconds = seconds_per_deal
+        if deadline is not None:
+            seconds = min(seconds, deadline - time.monotonic())
+            if seconds <= 0:
+                return WinnableSearch(range(start, deal), None)
         state = game.initial_state(deal)
         t0 = time.monotonic()
-        result = solve_position(game, state, per_deal)
+        result = solve_position(game, state, Limits(seconds, max_states))
         log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - t0)
         if result.result == "solved":
-            return deal, state
-    return None
+            return WinnableSearch(range(start, deal + 1), (deal, state))
+    return WinnableSearch(range(start, last), None)
