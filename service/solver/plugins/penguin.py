@@ -39,7 +39,7 @@ from ..search import Child, Knowledge, MoveLike
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
 FIRST = itemgetter(0)
-PileInfo = tuple[int, int, int, int, int, int]
+PileInfo = tuple[int, int, int, int, int, int, int, int, int]
 NO_DIG = 99  # a pile with no card below its top run: nothing to dig for
 # How soon digging into a pile pays: the least ``LAG_WEIGHT * (relative rank - rank its
 # foundation wants) + depth`` of its buried cards. A buried card far from its turn rarely
@@ -96,7 +96,8 @@ class PenguinKnowledge(Knowledge):
         return tuple(bytes(p) for p in self.root.piles)
 
     def key(self, p: Piles) -> Hashable:
-        return b"\0".join(sorted(p[self.t0 : self.t1])) + b"\0\0" + bytes(sorted(b"".join(p[self.c0 : self.c1])))
+        # A cell holds one card at most: sorting the cells sorts their cards.
+        return b"\0".join(sorted(p[self.t0 : self.t1])) + b"\0\0" + b"".join(sorted(p[self.c0 : self.c1]))
 
     def score(self, p: Piles) -> float:
         """For best-first search: cards home, then free cells, spaces and built order."""
@@ -173,7 +174,8 @@ class PenguinKnowledge(Knowledge):
         """(length of the suit run at the top, that run's bottom card, and per suit the
         least ``LAG_WEIGHT * relative rank + depth`` of its cards below the run, depth 1
         for the card just under it: with the foundations' wanted ranks it says how soon
-        digging into the pile pays). Memoized: piles recur."""
+        digging into the pile pays; then the part of a move into the cells' score that is the
+        pile's own, the top card's relative rank and suit). Memoized: piles recur."""
         rel = self.rel
         n = len(pile)
         k = 1
@@ -189,7 +191,10 @@ class PenguinKnowledge(Knowledge):
             v = LAG_WEIGHT * rel[c] + below - i
             if v < dig[c >> 4]:
                 dig[c >> 4] = v
-        info = (k, pile[below], dig[0], dig[1], dig[2], dig[3])
+        top = pile[-1]
+        # the parts of a move into the cells' score that need no foundation
+        cell_score = 70 + (k < n) + 2 * k if k > 1 else 70 + (n > 1)
+        info = (k, pile[below], dig[0], dig[1], dig[2], dig[3], cell_score, rel[top], top >> 4)
         if len(self._info) > 200_000:
             self._info.clear()
         self._info[pile] = info
@@ -233,8 +238,7 @@ class PenguinKnowledge(Knowledge):
         whole = runs == "whole"
         single = runs == "single"
         any_empty = self.any_empty
-        free_cells = [c for c in self.C if not piles[c]]
-        nfree = len(free_cells)
+        free_cells: list[int] = []
         empty_pile = -1
         nempty = 0
         # movable units onto a tableau card: bottom card -> (pile, run length; 0 for a cell)
@@ -253,8 +257,12 @@ class PenguinKnowledge(Knowledge):
             runlen.append((t, r, tp, info))
             where[info[1]] = (t, r)
         for c in self.C:
-            if piles[c]:
-                where[piles[c][0]] = (c, 0)
+            x = piles[c]
+            if x:
+                where[x[0]] = (c, 0)
+            else:
+                free_cells.append(c)
+        nfree = len(free_cells)
         if runs == "free-cell-limit":
             lim_full = (nfree + 1) << nempty
             lim_empty = (nfree + 1) << max(nempty - 1, 0)
@@ -307,17 +315,16 @@ class PenguinKnowledge(Knowledge):
         # into the free cells
         if nfree:
             c0 = free_cells[0]
-            n0, n1, n2, n3 = (LAG_WEIGHT * n for n in nxt)
-            for s, r, sp, info in runlen:
+            n0, n1, n2, n3 = LAG_WEIGHT * nxt[0], LAG_WEIGHT * nxt[1], LAG_WEIGHT * nxt[2], LAG_WEIGHT * nxt[3]
+            for s, r, _, (_, _, d0, d1, d2, d3, score, top_rel, suit) in runlen:
                 # how soon digging into this pile reaches a card its foundation wants
-                dig = min(info[2] - n0, info[3] - n1, info[4] - n2, info[5] - n3, NO_DIG) // 2
+                dig = min(d0 - n0, d1 - n1, d2 - n2, d3 - n3, NO_DIG) // 2
                 if r > 1:
                     if r <= nfree:
-                        moves = tuple((MOVE, s, free_cells[i], 1) for i in range(r))
-                        out.append((70 + (r < len(sp)) + 2 * r + dig, moves))
+                        moves = tuple([(MOVE, s, fc, 1) for fc in free_cells[:r]])
+                        out.append((score + dig, moves))
                     continue
-                card = sp[-1]
-                out.append((70 + (len(sp) > 1) + (rel[card] - nxt[card >> 4]) // 3 + dig, ((MOVE, s, c0, 1),)))
+                out.append((score + (top_rel - nxt[suit]) // 3 + dig, ((MOVE, s, c0, 1),)))
         return out
 
     @staticmethod
@@ -340,14 +347,20 @@ class PenguinKnowledge(Knowledge):
         rel = self.rel
         for _, moves in cand:
             lst = list(piles)
-            for _, src, dst, k in moves:
+            if len(moves) == 1:
+                _, src, dst, k = moves[0]
                 sp = lst[src]
-                lst[src] = sp[:-k]
-                lst[dst] = lst[dst] + sp[-k:]
+                lst[src] = sp = sp[:-k]
+                lst[dst] += piles[src][-k:]
+            else:
+                for _, s, dst, k in moves:
+                    sp = lst[s]
+                    lst[s] = sp[:-k]
+                    lst[dst] += sp[-k:]
+                sp = lst[moves[0][1]]
             child = tuple(lst)
             # Only the card a move uncovers can have become wanted by a foundation (the
             # position it came from had every wanted top card played already).
-            sp = lst[moves[0][1]]
             if sp and rel[sp[-1]] == nxt[sp[-1] >> 4]:
                 more, child = self.auto(child)
                 yield moves + more, child
