@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from service.engine.cards import parse_card
 from service.engine.core import Action, Game, Move, State
 
@@ -34,3 +36,22 @@ def mv(game: Game, src: str, dst: str, count: int = 1) -> Move:
 
 def refs(game: Game, moves: list[Move]) -> set[tuple[str, str, int]]:
     return {(game.ref(m.src), game.ref(m.dst), m.count) for m in moves if m.action == Action.MOVE}
+
+
+def check_against_reference(game: Game, state: State, reference: set[Move], rng: random.Random) -> list[Move]:
+    """The checks a random-play rules test makes at each position, returning the legal
+    moves: the state validates, each legal move is listed once, the list equals an
+    independent ``reference`` set, every listed move passes ``check_move`` and five
+    made-up single-card moves that are not listed are refused."""
+    assert not game.validate(state), game.validate(state)
+    moves = game.legal_moves(state)
+    assert len(set(moves)) == len(moves)
+    assert set(moves) == reference
+    for m in moves:
+        assert game.check_move(state, m) is None
+    n = len(state.piles)
+    for _ in range(5):
+        m = Move(Action.MOVE, rng.randrange(n), rng.randrange(n), 1)
+        if m not in moves:
+            assert game.check_move(state, m) is not None
+    return moves
