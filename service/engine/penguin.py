@@ -178,6 +178,15 @@ class PenguinFamily(Game):
             k += 1
         return k
 
+    def run_limits(self, free_cells: int, empty_piles: int) -> tuple[int, int]:
+        """How many cards may move at once onto a tableau card, and into an empty pile
+        (the free-cell limit does not count the empty pile moved into)."""
+        if self.runs == "free-cell-limit":
+            return (free_cells + 1) << empty_piles, (free_cells + 1) << max(empty_piles - 1, 0)
+        if self.runs == "single":
+            return 1, 1
+        return 52, 52
+
     def is_legal(self, state: State, move: Move) -> bool:
         """The rules of :meth:`legal_moves` for one move, without listing the others."""
         if move.action != Action.MOVE:
@@ -213,14 +222,12 @@ class PenguinFamily(Game):
             top = tp[-1]
             if top & 15 == base or top != (card & 0xF0) | ((card & 15) % 13 + 1):
                 return False
-            limit = {"single": 1, "whole": 52}.get(self.runs, (free + 1) << empty)
-            return k <= limit
+            return k <= self.run_limits(free, empty)[0]
         if kind_s == "tableau" and k == len(sp):
             return False  # a whole pile into an empty one changes nothing
         if not (self.any_empty or card & 15 == (base - 2) % 13 + 1):
             return False
-        limit = {"single": 1, "whole": 52}.get(self.runs, (free + 1) << max(empty - 1, 0))
-        return k <= limit
+        return k <= self.run_limits(free, empty)[1]
 
     def _foundation_targets(self, piles: tuple[tuple[Card, ...], ...], card: Card, base: int) -> list[int]:
         out = []
@@ -291,13 +298,7 @@ class PenguinFamily(Game):
                 moves.append(Move(MOVE, c, onto, 1))
             if any_empty or card & 15 == below_base:
                 moves.extend(Move(MOVE, c, t, 1) for t in empty)
-        if self.runs == "free-cell-limit":
-            limit_onto = (len(free) + 1) << len(empty)
-            limit_empty = (len(free) + 1) << max(len(empty) - 1, 0)
-        elif self.runs == "single":
-            limit_onto = limit_empty = 1
-        else:
-            limit_onto = limit_empty = 52
+        limit_onto, limit_empty = self.run_limits(len(free), len(empty))
         for s in self.T:
             sp = piles[s]
             if not sp:

@@ -263,13 +263,7 @@ class PenguinKnowledge(Knowledge):
             else:
                 free_cells.append(c)
         nfree = len(free_cells)
-        if runs == "free-cell-limit":
-            lim_full = (nfree + 1) << nempty
-            lim_empty = (nfree + 1) << max(nempty - 1, 0)
-        elif whole:
-            lim_full = lim_empty = 52
-        else:
-            lim_full = lim_empty = 1
+        lim_full, lim_empty = self.pg.run_limits(nfree, nempty)
         out: list[tuple[int, tuple[MoveLike, ...]]] = []
         down = self.down
         # onto a tableau card: only the one card that fits
