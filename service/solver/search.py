@@ -161,29 +161,29 @@ def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
     if kn.is_won(root):
         return SolveResult("solved", [Move(*m) for m in first], 1, time.monotonic() - t0)
     if kn.strategy == "best-first":
-        return _best_first(kn, limits, first, root, t0)
+        return best_first(kn, limits, first, root, t0)
     if kn.strategy == "own":
         return kn.own_search(limits, first, root, t0)
     if kn.strategy == "dfs+best-first":
         part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
-        r1 = _depth_first(kn, part, first, root, t0)
+        r1 = depth_first(kn, part, first, root, t0)
         if r1.result != "unknown" or r1.stopped_by != "time":
             return r1
-        r2 = _best_first(kn, limits, first, root, t0)
+        r2 = best_first(kn, limits, first, root, t0)
         r2.states += r1.states
         return r2
     if kn.strategy == "best-first+dfs":
         part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
-        r1 = _best_first(kn, part, first, root, t0)
+        r1 = best_first(kn, part, first, root, t0)
         if r1.result != "unknown" or r1.stopped_by not in ("time", "memory"):
             return r1
-        r2 = _depth_first(kn, limits, first, root, t0)
+        r2 = depth_first(kn, limits, first, root, t0)
         r2.states += r1.states
         return r2
-    return _depth_first(kn, limits, first, root, t0)
+    return depth_first(kn, limits, first, root, t0)
 
 
-def _depth_first(
+def depth_first(
     kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
 ) -> SolveResult:
     deadline = t0 + limits.max_seconds
@@ -217,7 +217,7 @@ def _depth_first(
     return SolveResult("unsolvable", [], len(visited), time.monotonic() - t0)
 
 
-def _best_first(
+def best_first(
     kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
 ) -> SolveResult:
     """Greedy best-first: always expand the open node with the lowest score. Each key
@@ -260,10 +260,6 @@ def _best_first(
     if pruned:
         return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "memory")
     return SolveResult("unsolvable", [], len(parent), time.monotonic() - t0)
-
-
-depth_first = _depth_first
-best_first = _best_first
 
 
 def verify(game: Game, state: State, moves: list[Move]) -> bool:
