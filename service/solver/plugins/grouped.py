@@ -20,7 +20,6 @@ class KeySpec:
     """How to merge equivalent positions of one game."""
 
     sorted_groups: tuple[str, ...]  # groups whose piles are interchangeable
-    strategy: str = "dfs"  # or "best-first", scored by cards home
     why: str = ""
 
 
@@ -42,17 +41,6 @@ class GroupedKnowledge(Knowledge):
         for g in game.groups:
             layout.append((g.name in spec.sorted_groups, game.group_range(g.name)))
         self.layout = layout
-        self.strategy = spec.strategy
-        self.home = [
-            game.group_range(g.name) for g in game.groups
-            if g.name in ("foundation", "star") or (g.name == "waste" and not game.has_deal)
-        ]
-
-    def score(self, state: State) -> float:
-        """Fewer cards home is worse."""
-        p = state.piles
-        return -float(sum(len(p[i]) for r in self.home for i in r))
-
     def key(self, state: State) -> Hashable:
         p = state.piles
         parts: list[bytes] = []
