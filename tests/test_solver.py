@@ -238,3 +238,14 @@ def test_solutions_use_only_engine_moves() -> None:
         assert m.action == Action.MOVE and m.count == 1
         state = game.apply(state, m)
     assert game.is_won(state)
+
+
+def test_wandering_solutions_are_shortened() -> None:
+    """Depth-first search found a 9,084-move line for this deal; the answer is the
+    shortened line (a few hundred moves), still a verified win."""
+    game = get_game("penguin-freecell-moves")
+    state = game.initial_state(278)
+    result = solve_position(game, state, Limits(10, 10**6))
+    assert result.result == "solved"
+    assert len(result.moves) <= 300
+    assert verify(game, state, result.moves)

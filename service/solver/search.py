@@ -67,6 +67,9 @@ class Knowledge:
     #: Under a two-pass strategy ("dfs+best-first" or "best-first+dfs", each pass
     #: from scratch), the share of the time the first pass gets.
     first_share: float = 0.5
+    #: A depth-first solution through more positions than this is shortened before it
+    #: is answered (see :func:`shorten`); a typical one is far shorter.
+    long_path: int = 150
     #: Why the engine's automatic moves may be made without searching them.
     notes: str = "generic search: every legal move is tried; the engine's safe autoplay is applied"
 
@@ -193,6 +196,7 @@ def depth_first(
     max_states = max(1, limits.max_states)
     stack: list[Iterator[Child]] = [kn.children(root)]
     path: list[tuple[MoveLike, ...]] = [first]
+    nodes: list[Node] = [root]  # the positions path leads through (to shorten it)
     tick = 0
     while stack:
         for moves, child in stack[-1]:
@@ -204,7 +208,10 @@ def depth_first(
                 continue
             visited.add(k)
             path.append(moves)
+            nodes.append(child)
             if is_won(child):
+                if len(nodes) > kn.long_path:
+                    path = shorten(kn, nodes, path, deadline)
                 solution = [Move(*m) for step in path for m in step]
                 return SolveResult("solved", solution, len(visited), time.monotonic() - t0)
             if len(visited) >= max_states:
@@ -214,7 +221,49 @@ def depth_first(
         else:
             stack.pop()
             path.pop()
+            nodes.pop()
     return SolveResult("unsolvable", [], len(visited), time.monotonic() - t0)
+
+
+def shorten(
+    kn: Knowledge, nodes: list[Node], path: list[tuple[MoveLike, ...]], deadline: float
+) -> list[tuple[MoveLike, ...]]:
+    """A shorter line through the same won search path, or ``path`` itself.
+
+    Depth-first search sometimes wanders: on rare deals its line runs through thousands
+    of positions (one Penguin-with-free-cell-moves deal: 9,084 moves). Each position on
+    the line is expanded once more, and the line jumps to the furthest later position
+    that one of its children equals (by canonical key). The jumps are then replayed from
+    the root, picking at each step a child with the next key, since equal keys may be
+    different arrangements of the same position (moves name piles). If a step finds no
+    such child, or the deadline passes, the original line is kept."""
+    key = kn.key
+    where = {key(n): i for i, n in enumerate(nodes)}
+    keys = [key(nodes[0])]
+    i, last = 0, len(nodes) - 1
+    while i < last:
+        if time.monotonic() > deadline:
+            return path
+        best = i + 1
+        for _, child in kn.children(nodes[i]):
+            j = where.get(key(child), -1)
+            if j > best:
+                best = j
+        keys.append(key(nodes[best]))
+        i = best
+    steps = [path[0]]
+    node = nodes[0]
+    for k in keys[1:]:
+        if time.monotonic() > deadline:
+            return path
+        for moves, child in kn.children(node):
+            if key(child) == k:
+                steps.append(moves)
+                node = child
+                break
+        else:
+            return path
+    return steps if kn.is_won(node) else path
 
 
 def best_first(
