@@ -86,8 +86,11 @@ class Knowledge:
         return 0.0
 
     def key(self, state: Node) -> Hashable:
-        """Equal for positions with the same future (here: identical ones)."""
-        return (state.piles, state.counters)
+        """Equal for positions with the same future (here: identical ones). Packed into
+        bytes (cards are small ints): a third of the memory of the tuples, and the visited
+        set holds up to ``max_states`` of them."""
+        packed = b"\xff".join(map(bytes, state.piles))  # no card is 0xff or 0xfe
+        return packed + b"\xfe" + str(state.counters).encode() if state.counters else packed
 
     def is_won(self, state: Node) -> bool:
         return self.game.is_won(state)
