@@ -12,7 +12,8 @@ from service.engine.core import Action
 from service.engine.notation import state_to_json
 from service.engine.registry import game_ids, get_game
 from service.solver import Limits, first_winnable_deal, solve_position
-from service.solver.search import SolveResult, verify
+from service.solver.plugins import knowledge_for
+from service.solver.search import SolveResult, _depth_first, solve, verify
 from tests.helpers import position
 
 # Deals each game's solver wins well within a second on this machine (found with the
@@ -241,11 +242,28 @@ def test_solutions_use_only_engine_moves() -> None:
 
 
 def test_wandering_solutions_are_shortened() -> None:
-    """Depth-first search found a 9,084-move line for this deal; the answer is the
-    shortened line (a few hundred moves), still a verified win."""
+    """Unbounded depth-first search finds a 9,084-move line for this deal; the answer is
+    the shortened line (a few hundred moves), still a verified win."""
     game = get_game("penguin-freecell-moves")
     state = game.initial_state(278)
-    result = solve_position(game, state, Limits(10, 10**6))
+    kn = knowledge_for(game, state)
+    kn.max_depth = None  # the depth bound alone would avoid the wandering line
+    result = solve(kn, Limits(10, 10**6))
     assert result.result == "solved"
     assert len(result.moves) <= 300
     assert verify(game, state, result.moves)
+
+
+def test_depth_bound_pass_falls_back_to_a_full_search() -> None:
+    """A depth-first pass bounded to lines of 3 positions cannot win, or prove a loss, on
+    a real deal: the full search that follows must still find the solution."""
+    game = get_game("pelican")
+    state = game.initial_state(1)
+    kn = knowledge_for(game, state)
+    kn.max_depth = 3
+    first, root = kn.auto(kn.start())
+    bounded = _depth_first(kn, Limits(10, 10**6), first, root, time.monotonic(), 3)
+    assert bounded.result == "unknown" and bounded.stopped_by == "depth"
+    result = solve(kn, Limits(10, 10**6))
+    assert result.result == "solved" and verify(game, state, result.moves)
+    assert result.states > bounded.states

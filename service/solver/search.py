@@ -49,7 +49,8 @@ class SolveResult:
     moves: list[Move] = field(default_factory=list)
     states: int = 0
     seconds: float = 0.0
-    stopped_by: str | None = None  # "time", "states", "memory" or "invalid-solution" (unknown)
+    # "time", "states", "memory" or "invalid-solution" (unknown); "depth" only inside depth_first
+    stopped_by: str | None = None
 
 
 class Knowledge:
@@ -70,6 +71,10 @@ class Knowledge:
     #: A depth-first solution through more positions than this is shortened before it
     #: is answered (see :func:`shorten`); a typical one is far shorter.
     long_path: int = 150
+    #: When set, depth-first search first tries lines of at most this many positions
+    #: (a search that wanders deep finds the short lines sooner), then, only if that
+    #: pass cut a line and found nothing, searches again without the bound.
+    max_depth: int | None = None
     #: Why the engine's automatic moves may be made without searching them.
     notes: str = "generic search: every legal move is tried; the engine's safe autoplay is applied"
 
@@ -192,6 +197,23 @@ def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
 def depth_first(
     kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
 ) -> SolveResult:
+    """Depth-first search with a visited set (bounded first if ``kn.max_depth`` says so)."""
+    if kn.max_depth is None:
+        return _depth_first(kn, limits, first, root, t0, None)
+    bounded = _depth_first(kn, limits, first, root, t0, kn.max_depth)
+    if bounded.stopped_by != "depth":
+        return bounded
+    rest = Limits(limits.max_seconds, max(1, limits.max_states - bounded.states))
+    again = _depth_first(kn, rest, first, root, t0, None)
+    again.states += bounded.states
+    return again
+
+
+def _depth_first(
+    kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float, max_depth: int | None
+) -> SolveResult:
+    """One depth-first pass; with ``max_depth``, lines longer than that are cut, and a
+    pass that cut one and found nothing answers unknown, stopped by "depth"."""
     deadline = t0 + limits.max_seconds
     key = kn.key
     is_won = kn.is_won
@@ -201,6 +223,8 @@ def depth_first(
     path: list[tuple[MoveLike, ...]] = [first]
     nodes: list[Node] = [root]  # the positions path leads through (to shorten it)
     tick = 0
+    depth_cap = max_depth or 1 << 62
+    cut = False
     while stack:
         for moves, child in stack[-1]:
             tick += 1
@@ -219,12 +243,21 @@ def depth_first(
                 return SolveResult("solved", solution, len(visited), time.monotonic() - t0)
             if len(visited) >= max_states:
                 return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "states")
+            if len(stack) >= depth_cap:
+                # not searched here: forget it, so that a shorter line may reach it
+                cut = True
+                visited.discard(k)
+                path.pop()
+                nodes.pop()
+                continue
             stack.append(kn.children(child))
             break
         else:
             stack.pop()
             path.pop()
             nodes.pop()
+    if cut:
+        return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "depth")
     return SolveResult("unsolvable", [], len(visited), time.monotonic() - t0)
 
 
