@@ -8,6 +8,7 @@ positions, engine autoplay only) must agree on solved versus proved unsolvable."
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -15,8 +16,8 @@ from service.engine.core import Action, Move, State
 from service.engine.registry import get_game
 from service.solver import Limits
 from service.solver.plugins import knowledge_for
-from service.solver.plugins.forty_thieves import FortyThievesKnowledge
-from service.solver.search import Knowledge, solve, verify
+from service.solver.plugins.forty_thieves import FortyThievesKnowledge, _Dfs
+from service.solver.search import Knowledge, depth_first, solve, verify
 
 GAME = get_game("forty-thieves")
 
@@ -166,3 +167,78 @@ def test_beam_finds_deal_and_never_claims_a_loss() -> None:
     kn = knowledge_for(GAME, state)
     r = solve(kn, Limits(0.3, 10**6))
     assert r.result == "unknown" and r.stopped_by == "time"
+
+
+def test_exhausted_beam_pass_is_a_sound_proof() -> None:
+    """A beam pass that dropped no position ("exhausted") searched every reachable
+    position: on the small end games its verdicts match the generic search's, and a
+    pass that had to drop positions never says "exhausted"."""
+    verdicts = {"solved": 0, "exhausted": 0}
+    for state in POSITIONS:
+        kn = FortyThievesKnowledge(GAME, state)
+        kn.max_expansions = 10**6
+        first, root = kn.auto(kn.start())
+        if kn.is_won(root):
+            continue
+        found, _, why = kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 3000)
+        plain = solve(Knowledge(GAME, state), Limits(10, 1000))
+        if plain.result == "unknown" or why in ("time", "states"):
+            continue
+        if found is not None:
+            assert plain.result == "solved"
+            assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
+            verdicts["solved"] += 1
+        else:
+            assert why == "exhausted" and plain.result == "unsolvable", state
+            verdicts["exhausted"] += 1
+        narrow = FortyThievesKnowledge(GAME, state)
+        found, _, why = narrow._beam(root, 1, 1, time.monotonic() + 60, 3000)
+        assert why != "exhausted" or plain.result == "unsolvable"
+    assert verdicts["solved"] >= 10 and verdicts["exhausted"] >= 10, verdicts
+    kn = FortyThievesKnowledge(GAME, GAME.initial_state(1))
+    first, root = kn.auto(kn.start())
+    assert kn._beam(root, 4, 2, time.monotonic() + 60, 100_000)[2] == "done"
+
+
+def test_depth_first_search_resumes_where_it_paused() -> None:
+    """The depth-first search run in slices of 7 positions visits the same positions
+    and reaches the same verdict as the search core's depth-first search in one go."""
+    for state in POSITIONS[::2]:
+        kn = FortyThievesKnowledge(GAME, state)
+        first, root = kn.auto(kn.start())
+        if kn.is_won(root):
+            continue
+        whole = depth_first(kn, Limits(60, 3000), first, root, time.monotonic())
+        dfs = _Dfs(kn, first, root)
+        result = None
+        while result is None and len(dfs.visited) < 3000:
+            result = dfs.run(time.monotonic() + 60, min(3000, len(dfs.visited) + 7))
+        assert (result or "unknown") == whole.result
+        assert len(dfs.visited) == whole.states
+        if result == "solved":
+            assert dfs.answer()[1] == whole.moves
+
+
+def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
+    """A pass told that time is short (``pace_margin`` near 0) narrows its beam to
+    ``min_width`` after the first level: it may still win (the win replays) and says
+    "exhausted" only when the generic search proves the loss too."""
+    narrowed = 0
+    for state in POSITIONS[::2]:
+        kn = FortyThievesKnowledge(GAME, state)
+        kn.pace_margin, kn.min_width = 1e-12, 1
+        first, root = kn.auto(kn.start())
+        if kn.is_won(root):
+            continue
+        found, _, why = kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 3000)
+        narrowed += kn.narrowed == 1
+        plain = solve(Knowledge(GAME, state), Limits(10, 1000))
+        if found is not None:
+            assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
+        if why == "exhausted":
+            assert plain.result == "unsolvable", state
+    assert narrowed >= 5
+    kn = FortyThievesKnowledge(GAME, GAME.initial_state(1))
+    kn.pace_margin, kn.min_width = 1e-12, 1
+    first, root = kn.auto(kn.start())
+    assert kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 100_000)[2] == "done" and kn.narrowed == 1

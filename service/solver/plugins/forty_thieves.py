@@ -1,5 +1,5 @@
 """Knowledge of Forty Thieves: its own fast move generation on ``bytes`` piles, and its
-own search (beam passes over the stock, then the exhaustive depth-first search).
+own search (beam passes over the stock, and slices of an exhaustive depth-first search).
 
 Pruning (each is sound: it never removes a position's last way to win):
 
@@ -13,6 +13,8 @@ Pruning (each is sound: it never removes a position's last way to win):
   multiset of the cards home of a suit fixes the heights of its two foundations (rank r
   is home twice up to the lower one, once up to the higher one); which foundation holds
   which height does not matter (foundations holding the same cards are interchangeable).
+  Its bytes read back one way only: the stock's length (one byte), the waste, then each
+  pile after a zero byte (no card is 0).
 - **Merged moves**: to a foundation, the first one that takes the card (two holding the
   same top are interchangeable); to a space, the first empty pile.
 - **Order** (never pruning): foundation moves; builds from the waste; builds that
@@ -20,13 +22,29 @@ Pruning (each is sound: it never removes a position's last way to win):
   and last the moves of a card off its suit's next-higher card (they only swap
   copies).
 
-Search (strategy "own", :meth:`FortyThievesKnowledge.own_search`): a short exhaustive
-depth-first probe (it decides small end games at once), then beam passes of growing
-width over the stock levels for 60% of the time, then the exhaustive depth-first search
-for the time left (from scratch: it wins some deals no pass wins, e.g. deal 49 in 5.5 s).
-A beam pass drops positions, so it only ever answers "solved" (its solution replays
-through the engine like any other); "unsolvable" comes only from a depth-first search
-that ran out of positions, which the pruning above keeps sound.
+Search (strategy "own", :meth:`FortyThievesKnowledge.own_search`): beam passes of
+growing width over the stock levels, and between them slices of one exhaustive
+depth-first search that pauses and resumes (:class:`_Dfs`; it keeps
+:attr:`~FortyThievesKnowledge.dfs_share` of the time, and its first slice, 1,500
+positions, decides small end games at once); it has whatever time the passes leave.
+Its share is small (5%): the 40% of the fixed 60/40 split before left the 1024-wide
+pass too little time, and it only ever won deal 49 alone (in 100k positions).
+A pass starts only when the positions per beam slot of the widest finished pass, times
+its width, fit the time left at the pace so far (with some overshoot); while it runs it
+narrows its beam when the pace of its last level says the levels left would not end in
+time (a pass cut off loses all its work, while a narrower end game still wins deals:
+38, 40 and 12 were won by a 1024-wide pass narrowed to 340-960).
+
+"Unsolvable" comes from the depth-first search once it has run out of positions, or
+from a pass that dropped nothing ("exhausted": at every level its look-around ran dry
+within its budget, and every position one deal on was kept). Such a pass is a
+breadth-first search by stock level: every position reachable from the root with the
+same stock length is in that level's look-around (induction over the levels: a deal
+only ever goes one level down, every other move stays in the level), up to the pruning
+above, so it saw every reachable position. Any other pass only ever answers "solved"
+(its solution replays through the engine like any other). Both searches leave out the
+one move that would undo the move just made (it gives back the position before it,
+already seen).
 
 Why beams: a depth-first search deals early (a deal is the one move always available)
 and then spends its time on the end-game rearrangements of its first, usually lost,
@@ -42,10 +60,27 @@ What the passes' shapes and weights won (deals 31-60 as a check against fitting 
 a single pass 16x32 with a waste card weighted 1 (as much as a space) won 7 of deals
 1-30 (209k positions in all) and 5 of 31-60 (478k); weighted 5, 7 (135k) and 9
 (146k). 64x8 with weights 1, 3, 5 and 8 won 7, 8, 9 and 9 of 31-60, but not the same
-ones (12 between them), so the schedule alternates the waste weight: with 150,000
-positions a deal it won 8 of 1-30 and 14 of 31-60. Other weights (cards home, runs,
-spaces), a cap per group of positions with the same waste and foundations, and a wider
-beam early in the game changed little or lost deals.
+ones (12 between them). Each pass alone, from the root (deals 1-24): the 16-, 64- and
+256-wide passes with waste weights 1, 3, 5 and 8 won the same 5 to 6 deals (2, 7, 8,
+10, 13, 14, 23; noise added to the scores changed nothing either), but a 1024x8 pass
+(weight 5, 50k to 250k positions) won 11 and 12 of 1-30 and 38, 40 and 54 of 31-60,
+which no narrower pass won, and it also won 7, 8, 10 and 35 (the 64-wide pass wins
+everything the 16-wide ones won on 1-30). 1024x6 won the same 7 deals tried (8, 11,
+12, 35, 38, 40, 54) with 1-20% fewer positions (1024x4: 30-50% fewer, but lost 11 and
+38). The cheap passes on all of 31-60: 16x32 weight 5 won 9 deals, 16x8 weight 8 won
+8, 64x8 weights 5, 1, 3 and 8 won 9, 7, 8 and 9, 12 between them; 45 fell only to
+16x32, 16x8 and 64x8 weight 1, 53 to 16x8 and 64x8 weights 3 and 8, 60 to 64x8 weight
+1 (on 1-30 they all won the same 7). So the schedule runs 16x32, 16x8 and 64x8 (12k
+to 28k positions in all), then 1024x6 (some 200k positions when it wins, 6-8 s here:
+any slower and it has to narrow), then the other shapes and weights. The winning
+passes find their win only at the last levels, so a pass is worth starting only if it
+can end. Other weights (cards home, runs, spaces), a
+cap per group of positions with the same waste and foundations, and a wider beam early
+in the game changed little or lost deals.
+
+Exhaustive proofs of whole deals are out of reach: on deal 5 (a pass never gets past
+21 cards home) the positions one deal on grow from 4 to 47,520 per level by stock 15
+(300k positions and not done), mostly independent choices multiplying.
 """
 
 from __future__ import annotations
@@ -53,12 +88,11 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Hashable, Iterator, Sequence
-from operator import itemgetter
 from typing import Any
 
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Child, Knowledge, Limits, MoveLike, SolveResult, depth_first
+from ..search import Child, Knowledge, Limits, MoveLike, SolveResult
 
 MOVE = int(Action.MOVE)
 DEAL = (int(Action.DEAL), -1, -1, 0)
@@ -66,11 +100,71 @@ Piles = tuple[bytes, ...]
 F = range(0, 8)
 T = range(8, 18)
 STOCK, WASTE = 18, 19
-FIRST = itemgetter(0)
-SOURCES = (*T, WASTE)
 # A beam entry: score, tie-break counter, position, trail (moves, parent trail) or None.
 Trail = Any
 Entry = tuple[float, int, Piles, Trail]
+
+
+class _Dfs:
+    """The exhaustive depth-first search of :func:`depth_first`, able to pause (at a
+    deadline or a number of positions) and to resume where it stopped."""
+
+    def __init__(self, kn: FortyThievesKnowledge, first: tuple[MoveLike, ...], root: Piles) -> None:
+        self.kn = kn
+        self.visited = {kn.key(root)}
+        self.stack: list[Iterator[Child]] = [kn.children(root)]
+        self.path: list[tuple[MoveLike, ...]] = [first]
+        self.result: str | None = None  # "solved" or "unsolvable" once decided
+        self.seconds = 0.0  # spent so far
+
+    def run(self, deadline: float, max_states: int) -> str | None:
+        """Search on until decided (the result), or None at the deadline or once
+        ``max_states`` positions are visited."""
+        t0 = time.monotonic()
+        try:
+            return self._run(deadline, max_states)
+        finally:
+            self.seconds += time.monotonic() - t0
+
+    def _run(self, deadline: float, max_states: int) -> str | None:
+        if self.result is not None:
+            return self.result
+        key, is_won, children = self.kn.key, self.kn.is_won, self.kn.children
+        visited, stack, path = self.visited, self.stack, self.path
+        if len(visited) >= max_states or time.monotonic() > deadline:
+            return None
+        tick = 0
+        while stack:
+            for moves, child in stack[-1]:
+                k = key(child)
+                if k in visited:
+                    continue
+                visited.add(k)
+                path.append(moves)
+                if is_won(child):
+                    self.result = "solved"
+                    return self.result
+                m = moves[0]
+                if len(moves) == 1 and 8 <= m[1] < 18 and 8 <= m[2] < 18:
+                    stack.append(children(child, (MOVE, m[2], m[1], 1)))  # not straight back
+                else:
+                    stack.append(children(child))
+                tick += 1
+                if len(visited) >= max_states or (tick & 63 == 0 and time.monotonic() > deadline):
+                    return None
+                break
+            else:
+                stack.pop()
+                path.pop()
+        self.result = "unsolvable"
+        return self.result
+
+    def answer(self) -> tuple[str, list[Move]]:
+        """The result and, when solved, the winning moves."""
+        assert self.result is not None
+        if self.result == "solved":
+            return "solved", [Move(*m) for step in self.path for m in step]
+        return "unsolvable", []
 
 
 def _unwind(trail: Trail) -> list[MoveLike]:
@@ -85,30 +179,35 @@ def _unwind(trail: Trail) -> list[MoveLike]:
 class FortyThievesKnowledge(Knowledge):
     """Forty Thieves' knowledge and search (see the module docstring)."""
 
-    notes = "Forty Thieves: engine autoplay, sorted piles, stock by its length, beam passes then depth-first"
+    notes = "Forty Thieves: engine autoplay, sorted piles, stock by its length, beam passes and depth-first slices"
 
     strategy = "own"
     #: States the first depth-first probe may visit (small end games are decided there).
     probe_states = 1500
     #: Beam passes in turn: (width, expansions per stock level and per beam slot, the
-    #: score's weight of a waste card). Passes with other weights win other deals, so
-    #: they alternate (see the module docstring for the figures behind this choice).
+    #: score's weight of a waste card): the cheap ones that win deals no other wins,
+    #: the 1024-wide one (it wins deals no narrower one wins), then the rest (see the
+    #: module docstring for the figures).
     schedule: tuple[tuple[int, int, float], ...] = (
         (16, 32, 5.0),
         (16, 8, 8.0),
         (64, 8, 5.0),
-        (256, 8, 5.0),
+        (1024, 6, 5.0),
         (64, 8, 1.0),
+        (256, 8, 5.0),
         (64, 8, 3.0),
+        (64, 8, 8.0),
+        (256, 8, 3.0),
         (256, 8, 1.0),
-        (256, 32, 5.0),
-        (1024, 32, 5.0),
-        (1024, 32, 1.0),
-        (4096, 32, 5.0),
+        (1024, 6, 3.0),
+        (4096, 6, 5.0),
     )
-    #: The beam passes stop at this share of the time; the depth-first search has the
-    #: rest (it wins some deals no pass wins, and only it can prove a loss).
-    beam_share = 0.6
+    #: The depth-first search's share of the time (it wins some deals no pass wins, and
+    #: only it can prove a loss); the beam passes have the rest.
+    dfs_share = 0.05
+    #: A pass starts if its estimated positions are at most this many times what the
+    #: time left allows at the pace so far (it narrows its beam to finish in time).
+    overshoot = 1.5
     #: The last stock level (the end game) gets this many times the expansions.
     final_factor = 8
     #: At most this many expansions per stock level: a level's positions are all held
@@ -120,43 +219,74 @@ class FortyThievesKnowledge(Knowledge):
         assert game.group_range("tableau") == T and game.group_range("waste").start == WASTE
         self.stats: dict[str, Any] = {}
         self._runs: dict[bytes, int] = {}  # a tableau pile -> how many runs it holds (score)
+        self._homes: dict[Piles, tuple[dict[int, int], dict[int, int]]] = {}  # see _homes_of
 
     def start(self) -> Piles:
         return tuple(bytes(p) for p in self.root.piles)
 
     def key(self, p: Piles) -> Hashable:
-        return b"\0".join(sorted(p[8:18])) + b"\1" + bytes((len(p[STOCK]),)) + p[WASTE]
+        # the stock's length (one byte), the waste (no zero byte: every card is at least 1)
+        # and the sorted piles, each after a zero byte: read back in one way only
+        return BYTE[len(p[STOCK])] + p[WASTE] + b"\0" + b"\0".join(sorted(p[8:18]))
 
     def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Piles, t0: float) -> SolveResult:
-        """The probe, the beam passes (they can only find wins) for a share of the
-        time, then the exhaustive depth-first search for the time left; ``stats``
-        records what each part saw."""
+        """One exhaustive depth-first search, run in slices between beam passes (it keeps
+        :attr:`dfs_share` of the time; its first slice, the probe, decides small end
+        games at once); a pass starts only if it should end in time. ``stats`` records
+        what each part saw."""
         deadline = t0 + limits.max_seconds
-        probe = Limits(limits.max_seconds, min(self.probe_states, limits.max_states))
-        r = depth_first(self, probe, first, root, t0)
-        states = r.states
-        self.stats = {"probe": (r.result, r.states), "passes": []}
-        if r.result != "unknown" or r.stopped_by != "states" or states >= limits.max_states:
-            return r
-        beam_deadline = t0 + limits.max_seconds * self.beam_share
+        max_states = limits.max_states
+        dfs = _Dfs(self, first, root)
+        self.stats = {"passes": [], "skipped": []}
+
+        def answer(result: str, moves: list[Move], why: str | None = None) -> SolveResult:
+            self.stats["dfs"] = (result if dfs.result is not None else "unknown", len(dfs.visited), dfs.seconds)
+            return SolveResult(result, moves, beam_states + len(dfs.visited), time.monotonic() - t0, why)
+
+        beam_states = 0
+        beam_seconds = 0.0
+        if dfs.run(deadline, min(self.probe_states, max_states)) is not None:
+            return answer(*dfs.answer())
+        self.stats["probe"] = len(dfs.visited)
+        per_width = 0.0  # positions per beam slot in the widest finished pass
+        widest = 0
         for width, per, waste in self.schedule:
-            if time.monotonic() > beam_deadline:
+            now = time.monotonic()
+            # the depth-first search's slice: its share of the time so far
+            want = self.dfs_share * (now - t0) - dfs.seconds
+            if want > 0:
+                budget = max_states - beam_states
+                if dfs.run(min(deadline, now + want), budget) is not None:
+                    return answer(*dfs.answer())
+                now = time.monotonic()
+            left = (deadline - now) * (1 - self.dfs_share)
+            rate = beam_states / beam_seconds if beam_seconds > 0 else 0.0
+            if rate and per_width * width * (1.5 if per > 8 else 1.0) > self.overshoot * rate * left:
+                self.stats["skipped"].append((width, per, waste))
+                continue  # it would be cut off: its work lost
+            if left <= 0.01:
                 break
             self.weights = (5.0, 2.0, waste, 1.0)
-            found, n, why = self._beam(root, width, per, beam_deadline, limits.max_states - states)
-            states += n
-            self.stats["passes"].append((width, per, waste, n, why))
+            budget = max_states - beam_states - len(dfs.visited)
+            self.narrowed = 0
+            found, n, why = self._beam(root, width, per, now + left, budget)
+            beam_states += n
+            beam_seconds += time.monotonic() - now
+            self.stats["passes"].append((width, per, waste, n, why, self.narrowed))
             if found is not None:
-                moves = [Move(*m) for m in first] + [Move(*m) for m in found]
-                return SolveResult("solved", moves, states, time.monotonic() - t0)
+                return answer("solved", [Move(*m) for m in first] + [Move(*m) for m in found])
+            if why == "exhausted":
+                return answer("unsolvable", [])
             if why == "states":
-                return SolveResult("unknown", [], states, time.monotonic() - t0, why)
-        left = Limits(max(0.0, deadline - time.monotonic()), max(1, limits.max_states - states))
-        r = depth_first(self, left, first, root, time.monotonic())
-        r.states += states
-        r.seconds = time.monotonic() - t0
-        self.stats["dfs"] = (r.result, r.states)
-        return r
+                return answer("unknown", [], "states")
+            if why == "done" and width >= widest and not self.narrowed:
+                # positions a slot costs: it falls with the width, so the widest pass says most
+                widest = width
+                per_width = n / width / (1.5 if per > 8 else 1.0)
+        budget = max_states - beam_states
+        if dfs.run(deadline, budget) is not None:
+            return answer(*dfs.answer())
+        return answer("unknown", [], "states" if beam_states + len(dfs.visited) >= max_states else "time")
 
     def _beam(
         self, root: Piles, width: int, per: int, deadline: float, max_states: int
@@ -165,43 +295,92 @@ class FortyThievesKnowledge(Knowledge):
         expansions, within ``max_expansions``) at the positions reachable without
         dealing from the ``width`` kept ones, then the ``width`` best positions one deal
         further on. Returns the winning moves (or None), the positions seen, and "done",
-        "time" or "states". It drops positions, so finding nothing proves nothing."""
+        "time", "states" or "exhausted". It drops positions, so finding nothing proves
+        nothing, unless it dropped none ("exhausted": a breadth-first search by stock
+        level that saw every reachable position, see the module docstring)."""
         key, score, is_won, children = self.key, self.score, self.is_won, self.children
+        w_home, w_runs, w_waste, w_space = self.weights
         count = 0
         seen = 0
+        tick = 0
+        complete = True  # no position dropped so far
         beam: list[Entry] = [(score(root), 0, root, None)]
+        cur = width  # the width now (narrower when time is short)
+        ends = [time.monotonic()]  # when each level ended
         while beam:
             layer = {key(e[2]) for e in beam}
             heap = list(beam)
             heapq.heapify(heap)
             deals: dict[Hashable, Entry] = {}
-            budget = min(per * width * (1 if beam[0][2][STOCK] else self.final_factor), self.max_expansions)
+            budget = min(per * cur * (1 if beam[0][2][STOCK] else self.final_factor), self.max_expansions)
             while heap and budget > 0:
                 budget -= 1
-                _, _, node, trail = heapq.heappop(heap)
-                if time.monotonic() > deadline:
+                sc, _, node, trail = heapq.heappop(heap)
+                back = None
+                if trail is not None and len(trail[0]) == 1:
+                    m = trail[0][0]
+                    if 8 <= m[1] < 18 and 8 <= m[2] < 18:
+                        back = (MOVE, m[2], m[1], 1)
+                tick += 1
+                if tick & 15 == 0 and time.monotonic() > deadline:
                     return None, seen + len(layer) + len(deals), "time"
                 if seen + len(layer) + len(deals) >= max_states:
                     return None, seen + len(layer) + len(deals), "states"
-                for moves, child in children(node):
+                for moves, child in children(node, back):
                     count += 1
                     k = key(child)
-                    if moves[0][0] != MOVE:
+                    m = moves[0]
+                    if m[0] != MOVE:
                         if k not in deals:
-                            deals[k] = (score(child), count, child, (moves, trail))
+                            sc2 = sc + w_waste if len(moves) == 1 else score(child)
+                            deals[k] = (sc2, count, child, (moves, trail))
                         continue
                     if k in layer:
                         continue
                     layer.add(k)
-                    if is_won(child):
-                        return _unwind((moves, trail)), seen + len(layer) + len(deals), "done"
-                    heapq.heappush(heap, (score(child), count, child, (moves, trail)))
+                    if len(moves) == 1:
+                        # the score's change, from the one card moved (see score)
+                        s, t = m[1], m[2]
+                        sc2 = sc
+                        if s == WASTE:
+                            sc2 -= w_waste
+                        else:
+                            sp = node[s]
+                            if len(sp) == 1:
+                                sc2 -= w_runs + w_space
+                            elif sp[-2] != sp[-1] + 1:
+                                sc2 -= w_runs
+                        if t < 8:
+                            sc2 -= w_home
+                            if is_won(child):
+                                return _unwind((moves, trail)), seen + len(layer) + len(deals), "done"
+                        elif not node[t]:
+                            sc2 += w_runs + w_space
+                    else:
+                        if is_won(child):
+                            return _unwind((moves, trail)), seen + len(layer) + len(deals), "done"
+                        sc2 = score(child)
+                    heapq.heappush(heap, (sc2, count, child, (moves, trail)))
             seen += len(layer)
             for e in deals.values():
                 if is_won(e[2]):
                     return _unwind(e[3]), seen + len(deals), "done"
-            beam = heapq.nsmallest(width, deals.values())
-        return None, seen, "done"
+            if deals:
+                # narrow the beam if this level's pace would not finish the pass in time
+                # (a pass cut off loses all its work; a narrower end may still win)
+                now = time.monotonic()
+                ends.append(now)
+                levels = len(next(iter(deals.values()))[2][STOCK]) + 2  # the final level counts twice
+                recent = min(len(ends) - 1, 8)  # the pace of the last 8 levels (the middle ones cost most)
+                need = (now - ends[-1 - recent]) / recent * levels if recent else 0.0
+                fit = int(cur * self.pace_margin * (deadline - now) / need) if need > 0 else width
+                cur = min(width, max(self.min_width, fit))  # back to the full width when it fits
+                if cur < width:
+                    self.narrowed = min(self.narrowed or width, cur)
+            if heap or len(deals) > cur:
+                complete = False  # positions are dropped
+            beam = heapq.nsmallest(cur, deals.values())
+        return None, seen, "exhausted" if complete else "done"
 
     def score(self, p: Piles) -> float:
         """Lower is better: cards home count most; then runs in the tableau (each run
@@ -231,6 +410,11 @@ class FortyThievesKnowledge(Knowledge):
         w = self.weights
         return -w[0] * home + w[1] * runs + w[2] * len(p[WASTE]) - w[3] * spaces
 
+    #: A pass narrows its beam when the pace of its last level says that the levels
+    #: left would take more than this share of its time left (never below min_width).
+    pace_margin = 0.9
+    min_width = 8
+    narrowed = 0  # the narrowest width the last pass had to take (0: none)
     #: score weights: cards home, runs, waste cards, spaces
     weights: tuple[float, float, float, float] = (5.0, 2.0, 5.0, 1.0)
 
@@ -269,24 +453,35 @@ class FortyThievesKnowledge(Knowledge):
     def auto(self, p: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
         moves: list[MoveLike] = []
         lst = list(p)
+        homes = self._homes_of
         while True:
-            home = self._targets(lst)
-            for s in (*T, WASTE):
+            safe = homes(tuple(lst[0:8]))[1]
+            for s in AUTO_SOURCES:
                 sp = lst[s]
-                if not sp:
-                    continue
-                card = sp[-1]
-                f = home.get(card, -1)
-                if f >= 0 and self._safe(lst, card):
-                    lst[s] = sp[:-1]
-                    lst[f] = lst[f] + bytes((card,))
-                    moves.append((MOVE, s, f, 1))
-                    break
+                if sp:
+                    f = safe.get(sp[-1], -1)
+                    if f >= 0:
+                        lst[s] = sp[:-1]
+                        lst[f] = lst[f] + sp[-1:]
+                        moves.append((MOVE, s, f, 1))
+                        break
             else:
                 break
         if not moves:
             return (), p
         return tuple(moves), tuple(lst)
+
+    def _homes_of(self, fnd: Piles) -> tuple[dict[int, int], dict[int, int]]:
+        """For these foundations: card -> the first foundation that takes it now, and the
+        same for the cards the engine's autoplay would move (both cached)."""
+        got = self._homes.get(fnd)
+        if got is None:
+            home = self._targets(fnd)
+            safe = {c: f for c, f in home.items() if self._safe(fnd, c)}
+            got = (home, safe)
+            if len(self._homes) < 100_000:
+                self._homes[fnd] = got
+        return got
 
     @staticmethod
     def _targets(p: Sequence[bytes]) -> dict[int, int]:
@@ -305,79 +500,26 @@ class FortyThievesKnowledge(Knowledge):
                     out[suit << 4 | 1] = f
         return out
 
-    def candidates(self, p: Piles) -> list[tuple[int, MoveLike]]:
-        return self._candidates(p, self._targets(p))
-
-    @staticmethod
-    def _candidates(p: Piles, home: dict[int, int]) -> list[tuple[int, MoveLike]]:
-        """Legal moves (merged as the module says) with their order: lower first."""
-        out: list[tuple[int, MoveLike]] = []
-        add = out.append
-        # which tableau piles take which card: card -> piles
-        takers: dict[int, list[int]] = {}
-        empty = -1
-        for t in T:
-            tp = p[t]
-            if tp:
-                want = tp[-1] - 1
-                if want & 15:
-                    if want in takers:
-                        takers[want].append(t)
-                    else:
-                        takers[want] = [t]
-            elif empty < 0:
-                empty = t
-        for s in SOURCES:
-            sp = p[s]
-            if not sp:
-                continue
-            card = sp[-1]
-            f = home.get(card, -1)
-            if f >= 0:
-                add((0, (MOVE, s, f, 1)))
-            if s == WASTE:
-                for t in takers.get(card, ()):
-                    add((10, (MOVE, s, t, 1)))
-                if empty >= 0:
-                    add((60, (MOVE, s, empty, 1)))
-                continue
-            n = len(sp)
-            if n > 1:
-                below = sp[-2]
-                if below == card + 1:  # on its parent: the move only swaps copies
-                    for t in takers.get(card, ()):
-                        add((80, (MOVE, s, t, 1)))
-                    if empty >= 0:
-                        add((90, (MOVE, s, empty, 1)))
-                    continue
-                score = 20 if below in home else 23
-                for t in takers.get(card, ()):
-                    if t != s:
-                        add((score, (MOVE, s, t, 1)))
-                if empty >= 0:
-                    add((65, (MOVE, s, empty, 1)))
-            else:
-                for t in takers.get(card, ()):
-                    if t != s:
-                        add((15, (MOVE, s, t, 1)))
-        if p[STOCK]:
-            add((50, DEAL))
-        out.sort(key=FIRST)
-        return out
+    def candidates(self, p: Piles) -> list[MoveLike]:
+        """Legal moves (merged as the module says), in the order the search tries them."""
+        return _candidates(p, self._targets(p))
 
     def ordered_moves(self, state: State) -> list[Move]:
-        return [Move(*m) for _, m in self.candidates(tuple(bytes(x) for x in state.piles))]
+        return [Move(*m) for m in self.candidates(tuple(bytes(x) for x in state.piles))]
 
-    def children(self, p: Piles) -> Iterator[Child]:
-        home = self._targets(p)
-        for _, m in self._candidates(p, home):
+    def children(self, p: Piles, back: MoveLike | None = None) -> Iterator[Child]:
+        """As the base class says; ``back`` (a move that would only undo the move that
+        made ``p``, so it leads to a position already seen) is left out."""
+        home, safe = self._homes_of(p[0:8])
+        for m in _candidates(p, home):
+            if m == back:
+                continue
             lst = list(p)
             action, s, t, _ = m
             if action == MOVE:
                 sp = lst[s]
-                card = sp[-1]
                 lst[s] = sp[:-1]
-                lst[t] = lst[t] + bytes((card,))
+                lst[t] = lst[t] + sp[-1:]
                 exposed = sp[-2] if len(sp) > 1 else -1
             else:
                 stock = lst[STOCK]
@@ -387,8 +529,94 @@ class FortyThievesKnowledge(Knowledge):
                 exposed = stock[-1]
             child = tuple(lst)
             # the foundations are the parent's unless the move went home
-            if t in F or (exposed in home and self._safe(child, exposed)):
+            if 0 <= t < 8 or exposed in safe:
                 more, child = self.auto(child)
                 yield (m, *more), child
             else:
                 yield (m,), child
+
+
+AUTO_SOURCES = (*T, WASTE)
+BYTE = [bytes((i,)) for i in range(256)]
+
+
+def _candidates(p: Piles, home: dict[int, int]) -> list[MoveLike]:
+    """Legal moves (merged as the module says), lower kinds first: foundation moves (0),
+    builds from the waste (10), builds that empty a pile (15), that uncover a card that
+    can go home (20) or another card (23), a deal (50), moves into a space from the
+    waste (60) or a pile (65), moves off the card's next-higher card onto another (80)
+    or into a space (90); within a kind, by source then target pile."""
+    home_moves: list[MoveLike] = []
+    waste_builds: list[MoveLike] = []
+    emptying: list[MoveLike] = []
+    uncover_home: list[MoveLike] = []
+    uncover: list[MoveLike] = []
+    to_space: list[MoveLike] = []
+    swaps: list[MoveLike] = []
+    swaps_space: list[MoveLike] = []
+    # which tableau piles take which card: card -> piles
+    takers: dict[int, list[int]] = {}
+    empty = -1
+    for t in T:
+        tp = p[t]
+        if tp:
+            want = tp[-1] - 1
+            if want & 15:
+                lt = takers.get(want)
+                if lt is None:
+                    takers[want] = [t]
+                else:
+                    lt.append(t)
+        elif empty < 0:
+            empty = t
+    for s in T:
+        sp = p[s]
+        if not sp:
+            continue
+        card = sp[-1]
+        f = home.get(card, -1)
+        if f >= 0:
+            home_moves.append((MOVE, s, f, 1))
+        lt = takers.get(card)
+        if len(sp) > 1:
+            below = sp[-2]
+            if below == card + 1:  # on its parent: the move only swaps copies
+                if lt:
+                    for t in lt:
+                        swaps.append((MOVE, s, t, 1))
+                if empty >= 0:
+                    swaps_space.append((MOVE, s, empty, 1))
+                continue
+            if lt:
+                out = uncover_home if below in home else uncover
+                for t in lt:
+                    out.append((MOVE, s, t, 1))
+            if empty >= 0:
+                to_space.append((MOVE, s, empty, 1))
+        elif lt:
+            for t in lt:
+                emptying.append((MOVE, s, t, 1))
+    waste_space: list[MoveLike] = []
+    wp = p[WASTE]
+    if wp:
+        card = wp[-1]
+        f = home.get(card, -1)
+        if f >= 0:
+            home_moves.append((MOVE, WASTE, f, 1))
+        lt = takers.get(card)
+        if lt:
+            for t in lt:
+                waste_builds.append((MOVE, WASTE, t, 1))
+        if empty >= 0:
+            waste_space.append((MOVE, WASTE, empty, 1))
+    home_moves += waste_builds
+    home_moves += emptying
+    home_moves += uncover_home
+    home_moves += uncover
+    if p[STOCK]:
+        home_moves.append(DEAL)
+    home_moves += waste_space
+    home_moves += to_space
+    home_moves += swaps
+    home_moves += swaps_space
+    return home_moves
