@@ -13,7 +13,7 @@ from service.engine.notation import state_to_json
 from service.engine.registry import game_ids, get_game
 from service.solver import Limits, first_winnable_deal, solve_position
 from service.solver.plugins import knowledge_for
-from service.solver.search import SolveResult, _depth_first, solve, verify
+from service.solver.search import SolveResult, depth_first_pass, solve, verify
 from tests.helpers import position
 
 # Deals each game's solver wins well within a second on this machine (found with the
@@ -248,6 +248,10 @@ def test_wandering_solutions_are_shortened() -> None:
     state = game.initial_state(278)
     kn = knowledge_for(game, state)
     kn.max_depth = None  # the depth bound alone would avoid the wandering line
+    kn.long_path = 10**9
+    assert len(solve(kn, Limits(10, 10**6)).moves) > 5000  # the premise: it wanders
+    kn = knowledge_for(game, state)
+    kn.max_depth = None
     result = solve(kn, Limits(10, 10**6))
     assert result.result == "solved"
     assert len(result.moves) <= 300
@@ -262,7 +266,7 @@ def test_depth_bound_pass_falls_back_to_a_full_search() -> None:
     kn = knowledge_for(game, state)
     kn.max_depth = 3
     first, root = kn.auto(kn.start())
-    bounded = _depth_first(kn, Limits(10, 10**6), first, root, time.monotonic(), 3)
+    bounded = depth_first_pass(kn, Limits(10, 10**6), first, root, time.monotonic(), 3)
     assert bounded.result == "unknown" and bounded.stopped_by == "depth"
     result = solve(kn, Limits(10, 10**6))
     assert result.result == "solved" and verify(game, state, result.moves)

@@ -199,17 +199,17 @@ def depth_first(
 ) -> SolveResult:
     """Depth-first search with a visited set (bounded first if ``kn.max_depth`` says so)."""
     if kn.max_depth is None:
-        return _depth_first(kn, limits, first, root, t0, None)
-    bounded = _depth_first(kn, limits, first, root, t0, kn.max_depth)
+        return depth_first_pass(kn, limits, first, root, t0, None)
+    bounded = depth_first_pass(kn, limits, first, root, t0, kn.max_depth)
     if bounded.stopped_by != "depth":
         return bounded
     rest = Limits(limits.max_seconds, max(1, limits.max_states - bounded.states))
-    again = _depth_first(kn, rest, first, root, t0, None)
+    again = depth_first_pass(kn, rest, first, root, t0, None)
     again.states += bounded.states
     return again
 
 
-def _depth_first(
+def depth_first_pass(
     kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float, max_depth: int | None
 ) -> SolveResult:
     """One depth-first pass; with ``max_depth``, lines longer than that are cut, and a
