@@ -55,3 +55,20 @@ def check_against_reference(game: Game, state: State, reference: set[Move], rng:
         if m not in moves:
             assert game.check_move(state, m) is not None
     return moves
+
+
+def grow_stars(rng: random.Random, pool: list[int], stars: list[list[int]], until: int) -> None:
+    """Binary Star: grow the stars by random legal cards (one rank up or down, Ace and
+    King consecutive) from ``pool`` until it holds ``until`` cards or none fits."""
+    while len(pool) > until:
+        moves = [
+            (star, c)
+            for star in stars
+            for c in pool
+            if (c & 15) in ((star[-1] & 15) % 13 + 1, ((star[-1] & 15) - 2) % 13 + 1)
+        ]
+        if not moves:
+            return
+        star, c = rng.choice(moves)
+        pool.remove(c)
+        star.append(c)

@@ -27,6 +27,7 @@ from service.engine.core import State
 from service.engine.registry import get_game
 from service.solver.plugins import knowledge_for
 from service.solver.search import Knowledge, Limits, SolveResult, solve, verify
+from tests.helpers import grow_stars
 
 STAR_CARDS = tuple(c for c in BinaryStar().deck() if c not in STAR_BASES) + STAR_BASES
 
@@ -38,22 +39,6 @@ class ShortBinaryStar(BinaryStar):
 
     def is_won(self, state: State) -> bool:
         return not any(state.piles[f] for f in range(2, 19))
-
-
-def walk(rng: random.Random, pool: list[int], stars: list[list[int]], until: int) -> None:
-    """Grow the stars by random legal cards from ``pool`` until it holds ``until``."""
-    while len(pool) > until:
-        moves = [
-            (star, c)
-            for star in stars
-            for c in pool
-            if (c & 15) in ((star[-1] & 15) % 13 + 1, ((star[-1] & 15) - 2) % 13 + 1)
-        ]
-        if not moves:
-            return
-        star, c = rng.choice(moves)
-        pool.remove(c)
-        star.append(c)
 
 
 def deal_fans(rng: random.Random, cards: list[int], used: int = 17) -> list[list[int]]:
@@ -74,7 +59,7 @@ def end_game(rng: random.Random, left: int) -> tuple[BinaryStar, State]:
     for base in STAR_BASES:
         pool.remove(base)
     stars = [[STAR_BASES[0]], [STAR_BASES[1]]]
-    walk(rng, pool, stars, left)
+    grow_stars(rng, pool, stars, left)
     state = State(tuple(tuple(p) for p in (*stars, *deal_fans(rng, pool, rng.randint(3, 17)))), (), 1)
     assert not game.validate(state)
     return game, state
@@ -86,7 +71,7 @@ def short_game(rng: random.Random, star_cards: int, left: int) -> tuple[BinarySt
     random order, with up to two other cards of the deck; the rest is left out."""
     pool = list(STAR_CARDS[:-2])
     stars = [[STAR_BASES[0]], [STAR_BASES[1]]]
-    walk(rng, pool, stars, len(pool) - star_cards - left)
+    grow_stars(rng, pool, stars, len(pool) - star_cards - left)
     back: list[int] = []
     while len(back) < left and max(len(s) for s in stars) > 1:
         star = rng.choice([s for s in stars if len(s) > 1])

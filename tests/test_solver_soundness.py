@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from service.engine.cards import RANKS, SUITS, parse_card
-from service.engine.core import Action, Move, State
+from service.engine.core import Action, Game, Move, State
 from service.engine.registry import get_game
 from service.solver import Limits
 from service.solver.plugins import knowledge_for
 from service.solver.plugins.penguin import PenguinKnowledge
 from service.solver.search import Knowledge, solve, verify
+from tests.helpers import grow_stars
 
 FAMILY = ["penguin", "penguin-ii", "opus", "pelican", "penguin-freecell-moves"]
 
@@ -44,6 +45,19 @@ def random_penguin_position(
     return game, State(tuple(piles), (), 1)
 
 
+def agreed_verdict(game: Game, state: State, plug: Knowledge, limits: Limits) -> str | None:
+    """The plug-in's verdict, asserted equal to the generic search's (which tries every
+    legal move) and its solution replayed; None when either search hit a limit."""
+    mine = solve(plug, limits)
+    plain = solve(Knowledge(game, state), limits)
+    if "unknown" in (mine.result, plain.result):
+        return None
+    assert mine.result == plain.result, (game.id, state)
+    if mine.result == "solved":
+        assert verify(game, state, mine.moves)
+    return mine.result
+
+
 @pytest.mark.parametrize("game_id", FAMILY)
 def test_penguin_pruning_agrees_with_generic_search(game_id: str) -> None:
     rng = random.Random(game_id)
@@ -56,14 +70,9 @@ def test_penguin_pruning_agrees_with_generic_search(game_id: str) -> None:
             game, state = random_penguin_position(game_id, rng, rng.randint(0, 2))
         if game.validate(state):  # type: ignore[attr-defined]
             continue
-        plug = solve(knowledge_for(game, state), Limits(2, 10**6))  # type: ignore[arg-type]
-        plain = solve(Knowledge(game, state), Limits(2, 10**6))  # type: ignore[arg-type]
-        if "unknown" in (plug.result, plain.result):
-            continue
-        assert plug.result == plain.result, (game_id, state)
-        if plug.result == "solved":
-            assert verify(game, state, plug.moves)  # type: ignore[arg-type]
-        verdicts[plug.result] += 1
+        verdict = agreed_verdict(game, state, knowledge_for(game, state), Limits(2, 10**6))  # type: ignore[arg-type]
+        if verdict is not None:
+            verdicts[verdict] += 1
     assert verdicts["solved"] and verdicts["unsolvable"], verdicts  # both kinds were checked
 
 
@@ -104,14 +113,9 @@ def test_penguin_cell_joins_agree_with_generic_search(game_id: str) -> None:
         kn = knowledge_for(game, state)  # type: ignore[arg-type]
         assert isinstance(kn, PenguinKnowledge)
         joined += any(m[1] in kn.C and m[2] in kn.T for m in kn.auto(kn.start())[0])
-        plug = solve(kn, Limits(60, 50_000))
-        plain = solve(Knowledge(game, state), Limits(60, 50_000))  # type: ignore[arg-type]
-        if "unknown" in (plug.result, plain.result):
-            continue
-        assert plug.result == plain.result, (game_id, state)
-        if plug.result == "solved":
-            assert verify(game, state, plug.moves)  # type: ignore[arg-type]
-        verdicts[plug.result] += 1
+        verdict = agreed_verdict(game, state, kn, Limits(60, 50_000))  # type: ignore[arg-type]
+        if verdict is not None:
+            verdicts[verdict] += 1
     assert joined >= 10, joined  # the joins were exercised (at the root, at least)
     assert verdicts["solved"] >= 40, verdicts
     if game_id in ("penguin", "penguin-ii", "opus"):  # any-card spaces make losses rare
@@ -155,16 +159,7 @@ def random_binary_star_position(rng: random.Random, left: int) -> tuple[object, 
     for base in STAR_BASES:
         pool.remove(base)
     stars = [[STAR_BASES[0]], [STAR_BASES[1]]]
-    while len(pool) > left:
-        moves = [
-            (star, c) for star in stars for c in pool
-            if (c & 15) in ((star[-1] & 15) % 13 + 1, ((star[-1] & 15) - 2) % 13 + 1)
-        ]
-        if not moves:
-            break
-        star, c = rng.choice(moves)
-        pool.remove(c)
-        star.append(c)
+    grow_stars(rng, pool, stars, left)
     fans: list[list[int]] = [[] for _ in range(17)]
     for c in pool:
         fan = rng.choice([f for f in fans if len(f) < 6])
@@ -181,12 +176,7 @@ def test_binary_star_string_key_agrees_with_generic_search() -> None:
     for _ in range(60):
         game, state = random_binary_star_position(rng, rng.randint(3, 7))
         assert not game.validate(state)  # type: ignore[attr-defined]
-        plug = solve(knowledge_for(game, state), Limits(1, 10**6))  # type: ignore[arg-type]
-        plain = solve(Knowledge(game, state), Limits(1, 10**6))  # type: ignore[arg-type]
-        if "unknown" in (plug.result, plain.result):
-            continue
-        assert plug.result == plain.result, state
-        if plug.result == "solved":
-            assert verify(game, state, plug.moves)  # type: ignore[arg-type]
-        verdicts[plug.result] += 1
+        verdict = agreed_verdict(game, state, knowledge_for(game, state), Limits(1, 10**6))  # type: ignore[arg-type]
+        if verdict is not None:
+            verdicts[verdict] += 1
     assert verdicts["solved"] >= 5 and verdicts["unsolvable"] >= 5, verdicts
