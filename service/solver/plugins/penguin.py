@@ -103,6 +103,10 @@ class PenguinKnowledge(Knowledge):
             if rel[c] > 0:
                 self.down[c] = (c >> 4) << 4 | ((c & 15) - 2) % 13 + 1
         self.base_cards = tuple(s << 4 | base for s in range(4))
+        self.one = [bytes((c,)) for c in range(64)]  # each card as a one-card pile
+        self.CT = self.C + self.T  # where a card may go home from
+        # run_limits by free cells and empty piles, once for all positions
+        self.limits = [[game.run_limits(f, e) for e in range(len(self.T) + 1)] for f in range(len(self.C) + 1)]
 
         self._info: dict[bytes, PileInfo] = {}
         #: put cell cards onto their tableau parents automatically (see the docstring)
@@ -179,56 +183,70 @@ class PenguinKnowledge(Knowledge):
         """Put every cell card whose tableau parent is a top card onto it (cascading: the
         card it then takes may come from a cell too). Sound: see the module docstring."""
         up = self.up
-        tops = {piles[t][-1]: t for t in self.T if piles[t]}
+        waiting: dict[int, int] = {}  # parent card -> the cell holding its child
+        for c in self.C:
+            x = piles[c]
+            if x and up[x[0]] >= 0:
+                waiting[up[x[0]]] = c
+        if not waiting:
+            return (), piles
         lst: list[bytes] | None = None
         moves: list[MoveLike] = []
-        changed = True
-        while changed:
-            changed = False
-            for c in self.C:
-                x = (lst or piles)[c]
-                if x:
-                    t = tops.get(up[x[0]])
-                    if t is not None:
-                        if lst is None:
-                            lst = list(piles)
-                        lst[c] = b""
-                        lst[t] += x
-                        del tops[up[x[0]]]
-                        tops[x[0]] = t
-                        moves.append((MOVE, c, t, 1))
-                        changed = True
+        for t in self.T:
+            tp = piles[t]
+            if not tp:
+                continue
+            c = waiting.pop(tp[-1], -1)
+            while c >= 0:
+                if lst is None:
+                    lst = list(piles)
+                x = lst[c]
+                lst[c] = b""
+                lst[t] += x
+                moves.append((MOVE, c, t, 1))
+                c = waiting.pop(x[0], -1)
         if lst is None:
             return (), piles
         return tuple(moves), tuple(lst)
 
     def _home(self, piles: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
-        """Every safe move to the foundations (see the module docstring), to a fixpoint."""
+        """Every safe move to the foundations (see the module docstring), to a fixpoint.
+        A card becomes playable when it is a top card (of a cell or a pile) and its
+        foundation wants it: each is noticed once, when the second of these happens."""
         need = self._needed(piles)
-        moves: list[MoveLike] = []
-        lst: list[bytes] | None = None
-        changed = True
-        while changed:
-            changed = False
-            src = lst if lst is not None else piles
-            for s in range(self.c0, self.t1):
-                sp = src[s]
-                if sp and sp[-1] in need:
-                    if lst is None:
-                        lst = list(piles)
-                    card = sp[-1]
-                    f = need.pop(card)
-                    lst[s] = sp[:-1]
-                    lst[f] = lst[f] + bytes((card,))
-                    moves.append((MOVE, s, f, 1))
-                    nxt = self.up[card]
-                    if nxt >= 0:
-                        need[nxt] = f
-                    if card in self.base_cards:  # the next empty foundation takes base cards
-                        need = self._needed(tuple(lst))
-                    changed = True
-        if lst is None:
+        at: dict[int, int] = {}  # top card -> its cell or pile
+        for s in self.CT:
+            sp = piles[s]
+            if sp:
+                at[sp[-1]] = s
+        ready = [c for c in need if c in at]
+        if not ready:
             return (), piles
+        up = self.up
+        lst = list(piles)
+        moves: list[MoveLike] = []
+        while ready:
+            card = ready.pop()
+            s = at.pop(card)
+            f = need.pop(card)
+            sp = lst[s][:-1]
+            lst[s] = sp
+            lst[f] += self.one[card]
+            moves.append((MOVE, s, f, 1))
+            if sp:
+                top = sp[-1]
+                at[top] = s
+                if top in need:
+                    ready.append(top)
+            if card in self.base_cards:  # the next empty foundation takes base cards
+                need = self._needed(tuple(lst))
+                ready = [c for c in need if c in at]
+                continue
+            nxt = up[card]
+            if nxt >= 0:
+                need[nxt] = f
+                if nxt in at:
+                    ready.append(nxt)
         return tuple(moves), tuple(lst)
 
     # --- moves ---------------------------------------------------------------------------
@@ -335,7 +353,7 @@ class PenguinKnowledge(Knowledge):
             else:
                 free_cells.append(c)
         nfree = len(free_cells)
-        lim_full, lim_empty = self.pg.run_limits(nfree, nempty)
+        lim_full, lim_empty = self.limits[nfree][nempty]
         out: Scored = []
         down = self.down
         # onto a tableau card: only the one card that fits
