@@ -86,18 +86,19 @@ def bench_game(gid: str, deals: range, seconds: float, max_states: int, fcs: boo
     theirs = Tally()
     contradictions: list[int] = []  # one solver proved loss where the other won
     fcs_solver = None
-    if fcs and isinstance(game, PenguinFamily):
+    penguin = game if isinstance(game, PenguinFamily) else None
+    if fcs and penguin is not None:
         from bench.fcs_baseline import FcsSolver, board
 
-        fcs_solver = FcsSolver(game)
+        fcs_solver = FcsSolver(penguin)
     for deal in deals:
         state = game.initial_state(deal)
         t0 = time.perf_counter()
         r = solve_position(game, state, Limits(seconds, max_states))
         wall = time.perf_counter() - t0  # search plus the replay that verifies a solution
         ours.add(deal, r.result, r.seconds, r.states, r.stopped_by, wall)
-        if fcs_solver is not None:
-            result, secs, iters = fcs_solver.solve(board(game, state), seconds)
+        if fcs_solver is not None and penguin is not None:
+            result, secs, iters = fcs_solver.solve(board(penguin, state), seconds)
             theirs.add(deal, result, secs, iters)
             if {result, r.result} == {"solved", "unsolvable"}:
                 contradictions.append(deal)

@@ -1,0 +1,129 @@
+"""What one search position costs, ours against Freecell Solver's, and the least it
+could cost in CPython: the figures behind the Penguin family's mean-time target.
+
+For each preset and the same deals, in one process:
+
+- **ours**: search seconds over positions visited (µs per position), positions per deal,
+  and children built per visited position (a depth-first search builds children one at
+  a time and stops at the first new one);
+- **fc-solve**: seconds over iterations (µs per iteration), iterations per deal;
+- **floor**: on positions our search visited, the time to build one child the cheapest
+  way this representation allows (copy the pile tuple, move one card) with its
+  canonical key and a visited-set check: the least a child costs before any move is
+  generated, times the children built per position;
+- **allowed**: what a position may cost for our mean to be at most 2x fc-solve's, at our
+  positions per deal (``2 * fc-solve mean / our positions per deal``).
+
+    .venv/bin/python -m bench.position_cost --games pelican,penguin-freecell-moves --deals 1-300
+
+Not run by ``make test``. Installs Freecell Solver itself (bench/fcs_baseline.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+
+from bench.fcs_baseline import FcsSolver, board, ensure_installed
+from bench.solver_bench import parse_range
+from service.engine.penguin import PenguinFamily
+from service.engine.registry import get_game
+from service.solver.plugins.penguin import PenguinKnowledge, Piles
+from service.solver.search import Child, Limits, solve
+
+SAMPLE = 20_000  # visited positions the floor is measured on
+
+
+class _Recording(PenguinKnowledge):
+    """The same search, keeping the positions it expands and counting the children it
+    builds (a separate, untimed pass)."""
+
+    def __init__(self, game: PenguinFamily, root: object, into: list[Piles], built: list[int]) -> None:
+        super().__init__(game, root)  # type: ignore[arg-type]
+        self._into = into
+        self._built = built
+
+    def children(self, piles: Piles) -> Iterator[Child]:
+        self._into.append(piles)
+        for child in super().children(piles):
+            self._built[0] += 1
+            yield child
+
+
+def _floor_per_child(kn: PenguinKnowledge, positions: list[Piles]) -> float:
+    """Seconds to build one child (one top card onto the first empty cell, else onto the
+    next pile) with its key and a visited-set check, averaged over ``positions``."""
+    key = kn.key
+    t_piles = range(kn.t0, kn.t1)
+    cells = range(kn.c0, kn.c1)
+    moves = []
+    for p in positions:
+        src = next((t for t in t_piles if p[t]), kn.t0)
+        dst = next((c for c in cells if not p[c]), kn.t0 + (src - kn.t0 + 1) % len(t_piles))
+        moves.append((p, src, dst))
+    visited: set[object] = set()
+    t0 = time.perf_counter()
+    for p, src, dst in moves:
+        lst = list(p)
+        sp = lst[src]
+        lst[src] = sp[:-1]
+        lst[dst] += sp[-1:]
+        k = key(tuple(lst))
+        if k not in visited:
+            visited.add(k)
+    return (time.perf_counter() - t0) / max(1, len(moves))
+
+
+def measure(gid: str, deals: range, seconds: float) -> str:
+    game = get_game(gid)
+    assert isinstance(game, PenguinFamily), f"{gid} is not a Penguin-family game"
+    fcs = FcsSolver(game)
+    ours_s = fcs_s = 0.0
+    ours_n = fcs_n = 0
+    expanded: list[Piles] = []
+    built = [0]
+    for deal in deals:
+        state = game.initial_state(deal)
+        r = solve(PenguinKnowledge(game, state), Limits(seconds, 2_000_000))
+        ours_s += r.seconds
+        ours_n += r.states
+        _, secs, iters = fcs.solve(board(game, state), seconds)
+        fcs_s += secs
+        fcs_n += iters
+        if len(expanded) < SAMPLE:
+            solve(_Recording(game, state, expanded, built), Limits(seconds, 2_000_000))
+    n = len(deals)
+    children_per_position = built[0] / max(1, len(expanded))
+    kn = PenguinKnowledge(game, game.initial_state(deals.start))
+    floor = _floor_per_child(kn, expanded[:SAMPLE]) * children_per_position
+    per_pos = ours_s / max(1, ours_n)
+    allowed = 2 * (fcs_s / n) / max(1.0, ours_n / n)
+    return (
+        f"{gid}, deals {deals.start}-{deals.stop - 1}:\n"
+        f"  ours      {ours_n / n:8.0f} positions/deal {per_pos * 1e6:6.1f} µs/position"
+        f" mean {ours_s / n * 1e3:6.2f} ms/deal ({children_per_position:.2f} children built per position)\n"
+        f"  fc-solve  {fcs_n / n:8.0f} iterations/deal {fcs_s / max(1, fcs_n) * 1e6:5.1f} µs/iteration"
+        f" mean {fcs_s / n * 1e3:6.2f} ms/deal\n"
+        f"  floor     {floor * 1e6:6.1f} µs/position: building its children and their keys,"
+        f" no move generated ({floor / per_pos:.0%} of ours)\n"
+        f"  allowed   {allowed * 1e6:6.1f} µs/position for a mean at most 2x fc-solve's"
+        f" ({allowed / per_pos:.2f}x ours, {allowed / floor:.2f}x the floor)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default="pelican,penguin-freecell-moves,penguin,penguin-ii")
+    ap.add_argument("--deals", default="1-300", type=parse_range)
+    ap.add_argument("--seconds", default=10.0, type=float, help="per-deal time limit")
+    args = ap.parse_args(argv)
+    ensure_installed()
+    for gid in args.games.split(","):
+        print(measure(gid, args.deals, args.seconds), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
