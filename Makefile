@@ -30,10 +30,11 @@ openapi: venv
 	$(VENV)/bin/flask --app service.wsgi openapi write --format=yaml openapi.yaml
 
 bench: venv
-	$(PY) bench/engine_bench.py
-	$(PY) bench/http_bench.py
-	$(PY) bench/http_load_bench.py
-	$(PY) bench/solver_bench.py
+	$(PY) -m bench.engine_bench
+	$(PY) -m bench.http_bench
+	$(PY) -m bench.http_load_bench
+	$(PY) -m bench.solver_bench
+	$(PY) -m bench.position_cost
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
