@@ -118,14 +118,14 @@ def fmt(row: dict[str, object]) -> str:
     o = row["ours"]
     assert isinstance(o, dict)
     line = (
-        f"{row['game']:24} {o['deals']:5} solved {o['solved']:5} unsolvable {o['unsolvable']:4} "
+        f"{row['game']:24} {o['deals']:5} deals: solved {o['solved']:5} unsolvable {o['unsolvable']:4} "
         f"unknown {o['unknown']:4} | median {o['median_s'] * 1000:8.2f} ms p95 {o['p95_s'] * 1000:9.2f} ms "
         f"mean {o['mean_s'] * 1000:8.2f} ms | {o['states_per_s']:8.0f} states/s {o['states_per_deal']:9.0f} states/deal"
     )
     t = row.get("fcs")
     if isinstance(t, dict):
         line += (
-            f"\n{'  fc-solve':24} {t['deals']:5} solved {t['solved']:5} unsolvable {t['unsolvable']:4} "
+            f"\n{'  fc-solve':24} {t['deals']:5} deals: solved {t['solved']:5} unsolvable {t['unsolvable']:4} "
             f"unknown {t['unknown']:4} | median {t['median_s'] * 1000:8.2f} ms p95 {t['p95_s'] * 1000:9.2f} ms "
             f"mean {t['mean_s'] * 1000:8.2f} ms | ratio ours/fcs: mean {row['mean_ratio']:.2f}x "
             f"median {row['median_ratio']:.2f}x | contradictions {row['contradictions']}"
