@@ -40,6 +40,7 @@ hashing bytes is what makes the key and the children cheap.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Hashable, Iterator
 from operator import itemgetter
 
@@ -51,7 +52,7 @@ from ..search import Child, Knowledge, MoveLike
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
 FIRST = itemgetter(0)
-PileInfo = tuple[int, int, int, int, int, int, int, int, int]
+PileInfo = tuple[int, int, int, int, int, int, int, int, int, int]
 PileEntry = tuple[int, int, bytes, PileInfo]  # (pile, top run length, pile, its info)
 Scored = list[tuple[int, tuple[MoveLike, ...]]]  # (score, engine moves): lower first
 CellStage = tuple[list[PileEntry], list[int], set[int]]  # piles, free cells, piles that fit
@@ -105,6 +106,8 @@ class PenguinKnowledge(Knowledge):
         self.base_cards = tuple(s << 4 | base for s in range(4))
         self.one = [bytes((c,)) for c in range(64)]  # each card as a one-card pile
         self.CT = self.C + self.T  # where a card may go home from
+        self.ncells = len(self.C)
+        assert self.c1 <= self.t0, "cells come before the tableau (a pile index below t0 is a cell)"
         # run_limits by free cells and empty piles, once for all positions
         self.limits = [[game.run_limits(f, e) for e in range(len(self.T) + 1)] for f in range(len(self.C) + 1)]
 
@@ -255,7 +258,8 @@ class PenguinKnowledge(Knowledge):
         least ``LAG_WEIGHT * relative rank + depth`` of its cards below the run, depth 1
         for the card just under it: with the foundations' wanted ranks it says how soon
         digging into the pile pays; then the part of a move into the cells' score that is the
-        pile's own, the top card's relative rank and suit). Memoized: piles recur."""
+        pile's own, the top card's relative rank and suit, and the one card that fits on
+        the top card). Memoized: piles recur."""
         rel = self.rel
         n = len(pile)
         k = 1
@@ -274,7 +278,7 @@ class PenguinKnowledge(Knowledge):
         top = pile[-1]
         # the parts of a move into the cells' score that need no foundation
         cell_score = 70 + (k < n) + 2 * k if k > 1 else 70 + (n > 1)
-        info = (k, pile[below], dig[0], dig[1], dig[2], dig[3], cell_score, rel[top], top >> 4)
+        info = (k, pile[below], dig[0], dig[1], dig[2], dig[3], cell_score, rel[top], top >> 4, self.down[top])
         if len(self._info) > 200_000:
             self._info.clear()
         self._info[pile] = info
@@ -331,8 +335,8 @@ class PenguinKnowledge(Knowledge):
         free_cells: list[int] = []
         empty_pile = -1
         nempty = 0
-        # movable units onto a tableau card: bottom card -> (pile, run length; 0 for a cell)
-        where: dict[int, tuple[int, int]] = {}
+        # movable units onto a tableau card: bottom card -> its pile or cell
+        where: dict[int, int] = {}
         runlen: list[PileEntry] = []
         info_of = self._info.get
         for t in self.T:
@@ -343,35 +347,36 @@ class PenguinKnowledge(Knowledge):
                     empty_pile = t
                 continue
             info = info_of(tp) or self._pile_info(tp)
-            r = info[0]
-            runlen.append((t, r, tp, info))
-            where[info[1]] = (t, r)
+            runlen.append((t, info[0], tp, info))
+            where[info[1]] = t
         for c in self.C:
             x = piles[c]
             if x:
-                where[x[0]] = (c, 0)
+                where[x[0]] = c
             else:
                 free_cells.append(c)
         nfree = len(free_cells)
         lim_full, lim_empty = self.limits[nfree][nempty]
         out: Scored = []
-        down = self.down
+        t0 = self.t0
         # onto a tableau card: only the one card that fits
         fits: set[int] = set()  # tableau piles whose top run fits on another pile's top
-        for t, _, tp, _ in runlen:
-            w = where.get(down[tp[-1]])
-            if w is None:
+        for t, _, _, info in runlen:
+            s = where.get(info[9], -1)
+            if s < 0:
                 continue
-            s, k = w
             fits.add(s)
-            if k == 0:
+            if s < t0:  # a cell
                 out.append((0, ((MOVE, s, t, 1),)))
-            elif s == t:
                 continue
-            elif k <= lim_full:
-                out.append((11 if k < len(piles[s]) else 10, ((MOVE, s, t, k),)))
+            if s == t:
+                continue
+            sp = piles[s]
+            k = (info_of(sp) or self._pile_info(sp))[0]
+            if k <= lim_full:
+                out.append((11 if k < len(sp) else 10, ((MOVE, s, t, k),)))
             elif single and k - 1 <= nfree:
-                out.append((21 if k < len(piles[s]) else 20, self._via_cells(s, t, k, free_cells)))
+                out.append((21 if k < len(sp) else 20, self._via_cells(s, t, k, free_cells)))
         # dig to a card its foundation takes next: the cards above it into the cells, one
         # macro move (the card then goes home by itself); one card deep is an ordinary move
         if nfree > 1:
@@ -419,7 +424,7 @@ class PenguinKnowledge(Knowledge):
             c0 = free_cells[0]
             n0, n1, n2, n3 = LAG_WEIGHT * nxt[0], LAG_WEIGHT * nxt[1], LAG_WEIGHT * nxt[2], LAG_WEIGHT * nxt[3]
             join = self.join_cells
-            for s, r, _, (_, _, d0, d1, d2, d3, score, top_rel, suit) in runlen:
+            for s, r, _, (_, _, d0, d1, d2, d3, score, top_rel, suit, _) in runlen:
                 if join and s in fits:
                     continue  # the cells' cards would go straight back onto that top
                 # how soon digging into this pile reaches a card its foundation wants
@@ -449,13 +454,9 @@ class PenguinKnowledge(Knowledge):
         nxt = self._next_wanted(piles)
         cand, later = self._tableau_candidates(piles, nxt)
         cand.sort(key=FIRST)
-        first = len(cand)  # the first that must wait for the moves into the cells
-        for i, (score, _) in enumerate(cand):
-            if score >= CELL_SCORES:
-                first = i
-                break
+        first = bisect_left(cand, CELL_SCORES, key=FIRST)  # the first that waits for the cells' moves
         wanted_tops: set[int] = set()  # parents of the cards in cells
-        if self.join_cells:
+        if self.join_cells and len(later[1]) < self.ncells:
             up = self.up
             wanted_tops = {up[piles[c][0]] for c in self.C if piles[c]}
             wanted_tops.discard(-1)
