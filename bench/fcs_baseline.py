@@ -101,8 +101,14 @@ class FcsSolver:
         limit = self.step
         user.limit_iterations(limit)
         ret = user.solve_board(text)
-        while ret == SUSPENDED and time.perf_counter() - t0 < seconds:
-            limit *= 2
+        while ret == SUSPENDED:
+            spent = time.perf_counter() - t0
+            if spent >= seconds:
+                break
+            # the next slice: doubling while slices are short, then no more than the pace
+            # so far says fits in the time left (so the limit is overshot by one short slice)
+            fits = int(limit / max(spent, 1e-6) * (seconds - spent))
+            limit += max(self.step, min(limit, fits))
             user.limit_iterations(limit)
             ret = user.resume_solution()
         elapsed = time.perf_counter() - t0

@@ -30,6 +30,7 @@ from bench.fcs_baseline import FcsSolver, board, ensure_installed
 from bench.solver_bench import parse_range
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import get_game
+from service.solver import SolverSettings
 from service.solver.plugins.penguin import PenguinKnowledge, Piles
 from service.solver.search import Child, Limits, solve
 
@@ -80,20 +81,21 @@ def measure(gid: str, deals: range, seconds: float) -> str:
     game = get_game(gid)
     assert isinstance(game, PenguinFamily), f"{gid} is not a Penguin-family game"
     fcs = FcsSolver(game)
+    max_states = SolverSettings.from_env().max_states  # as the service is configured
     ours_s = fcs_s = 0.0
     ours_n = fcs_n = 0
     expanded: list[Piles] = []
     built = [0]
     for deal in deals:
         state = game.initial_state(deal)
-        r = solve(PenguinKnowledge(game, state), Limits(seconds, 2_000_000))
+        r = solve(PenguinKnowledge(game, state), Limits(seconds, max_states))
         ours_s += r.seconds
         ours_n += r.states
         _, secs, iters = fcs.solve(board(game, state), seconds)
         fcs_s += secs
         fcs_n += iters
         if len(expanded) < SAMPLE:
-            solve(_Recording(game, state, expanded, built), Limits(seconds, 2_000_000))
+            solve(_Recording(game, state, expanded, built), Limits(seconds, max_states))
     n = len(deals)
     children_per_position = built[0] / max(1, len(expanded))
     kn = PenguinKnowledge(game, game.initial_state(deals.start))

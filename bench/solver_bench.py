@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import game_ids, get_game
-from service.solver import Limits, solve_position
+from service.solver import Limits, SolverSettings, solve_position
 
 
 @dataclass
@@ -143,11 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", default=",".join(game_ids()), help="comma-separated game ids (default: all)")
     ap.add_argument("--deals", default="1-1000", type=parse_range, help="deal range, e.g. 1-1000")
     ap.add_argument("--seconds", default=10.0, type=float, help="per-deal time limit")
-    ap.add_argument("--max-states", default=2_000_000, type=int, help="per-deal position limit")
+    ap.add_argument(
+        "--max-states", default=SolverSettings.from_env().max_states, type=int,
+        help="per-deal position limit (default: the service's, SOLVER_MAX_STATES)",
+    )
     ap.add_argument("--no-fcs", action="store_true", help="skip Freecell Solver")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
-    if not args.no_fcs:
+    if not args.no_fcs and any(isinstance(get_game(g), PenguinFamily) for g in args.games.split(",")):
         from bench.fcs_baseline import ensure_installed
 
         ensure_installed()

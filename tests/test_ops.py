@@ -21,6 +21,7 @@ from prometheus_client import REGISTRY
 from service.http import create_app
 from service.http.config import ConfigForTests
 from service.http.observability import cors_origins, record_solver_run
+from service.solver.settings import HARD_MAX_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 DEALS = "/v1/games/<game:game_id>/deals"
@@ -217,7 +218,7 @@ def gunicorn_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     code = (
         "import json, runpy; ns = runpy.run_path('deploy/gunicorn.conf.py'); "
         "print(json.dumps({k: ns[k] for k in ('bind', 'workers', 'threads', 'timeout', 'graceful_timeout', "
-        "'max_requests', 'max_requests_jitter', 'worker_class')}))"
+        "'max_requests', 'max_requests_jitter', 'worker_class', 'SOLVER_HARD_CAP_SECONDS')}))"
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("GUNICORN_", "WEB_CONCURRENCY", "SOLVER_"))}
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**clean, **env},
@@ -231,8 +232,9 @@ def test_gunicorn_is_sized_from_the_cpus_and_outlasts_the_solver() -> None:
     assert s["bind"] == "127.0.0.1:8123"
     assert s["workers"] == len(os.sched_getaffinity(0))
     assert s["worker_class"] == "gthread" and s["threads"] >= 2
-    assert s["timeout"] > 30 + 5  # the solver's hard cap, whatever SOLVER_MAX_SECONDS says
-    assert s["graceful_timeout"] >= 30  # an in-flight solve may finish during a stop
+    assert s["SOLVER_HARD_CAP_SECONDS"] == HARD_MAX_SECONDS  # the master does not import the solver
+    assert s["timeout"] > HARD_MAX_SECONDS + 5  # whatever SOLVER_MAX_SECONDS says
+    assert s["graceful_timeout"] >= HARD_MAX_SECONDS  # an in-flight solve may finish during a stop
     assert s["max_requests"] > 0 and s["max_requests_jitter"] > 0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from service.engine.core import Action
-from service.engine.notation import state_to_json
+from service.engine.notation import move_from_json, state_to_json
 from service.engine.registry import game_ids, get_game
 from service.solver import Limits, first_winnable_deal, solve_position
 from service.solver.plugins import knowledge_for
@@ -175,16 +175,25 @@ def test_hint_on_won_position(client: Any) -> None:
     assert h["move"] is None and h["winnable"] is True
 
 
-def test_hint_unknown_uses_heuristic(client: Any, app: Any, monkeypatch: Any) -> None:
+@pytest.mark.parametrize("game_id", ["penguin", "amazons", "binary-star"])
+def test_hint_unknown_uses_heuristic(client: Any, app: Any, monkeypatch: Any, game_id: str) -> None:
+    """With no budget to find a solution, the hint is the first move the game's
+    knowledge orders first, and the reason says what that knowledge prefers."""
     from dataclasses import replace
 
-    monkeypatch.setitem(app.config, "SOLVER_SETTINGS", replace(app.config["SOLVER_SETTINGS"], hint_seconds=0.05))
-    state = deal(client, "forty-thieves", 1)
-    body = client.post("/v1/games/forty-thieves/hint", json={"state": state}).json
+    settings = replace(app.config["SOLVER_SETTINGS"], hint_seconds=0.05, max_states=1)
+    monkeypatch.setitem(app.config, "SOLVER_SETTINGS", settings)
+    game = get_game(game_id)
+    state = game.initial_state(1)
+    body = client.post(f"/v1/games/{game_id}/hint", json={"state": state_to_json(game, state)}).json
     assert body["winnable"] == "unknown"
-    assert body["move"] is not None and "heuristic" in body["reason"]
-    r = client.post("/v1/games/forty-thieves/moves", json={"state": state, "move": body["move"]})
+    kn = knowledge_for(game, state)
+    assert kn.heuristic in body["reason"]
+    legal = game.legal_moves(state)
+    first = next(m for m in kn.ordered_moves(state) if m in legal)
+    r = client.post(f"/v1/games/{game_id}/moves", json={"state": state_to_json(game, state), "move": body["move"]})
     assert r.status_code == 200
+    assert move_from_json(game, body["move"]) == first
 
 
 def test_errors(client: Any) -> None:
@@ -213,19 +222,77 @@ def test_first_winnable_deal() -> None:
 
 def test_winnable_deal_search_keeps_to_its_total_budget(monkeypatch: Any) -> None:
     """However many tries are configured, the search stops at its total budget. Each
-    try here spends its whole limit and finds nothing (a stand-in solver), so the
-    budget alone decides how many deals are tried: 0.3 + 0.3 + 0.3 + 0.1 s."""
+    try here spends its whole limit on a fake clock and finds nothing (a stand-in
+    solver), so the budget alone decides how many deals are tried: 0.3 + 0.3 + 0.3 +
+    0.1 s, and the last try gets only what is left."""
+    import types
+
     import service.solver.answers as answers
 
+    now = [100.0]
+    given: list[float] = []
+
     def slow_unknown(game: Any, state: Any, limits: Limits) -> SolveResult:
-        time.sleep(limits.max_seconds)
+        given.append(round(limits.max_seconds, 6))
+        now[0] += limits.max_seconds
         return SolveResult("unknown", [], 0, limits.max_seconds, "time")
 
     monkeypatch.setattr(answers, "solve_position", slow_unknown)
-    t0 = time.monotonic()
+    monkeypatch.setattr(answers, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     search = first_winnable_deal(get_game("opus"), 3, 0.3, 100, total_seconds=1.0)
-    assert time.monotonic() - t0 < 1.3
     assert search.found is None and search.tried == range(3, 7)
+    assert given == [0.3, 0.3, 0.3, 0.1]
+    assert now[0] - 100.0 == pytest.approx(1.0)
+
+
+def test_passes_of_one_solve_share_its_position_limit() -> None:
+    """A solve of several passes (Opus: depth-first, then best-first; Boomerang: flares,
+    then depth-first) visits at most ``max_states`` positions in all: a later pass gets
+    what the earlier ones left."""
+    for game_id, number in (("opus", 279), ("boomerang", 124)):  # proofs take 9,586 positions; 124 stays unknown
+        game = get_game(game_id)
+        for limits in (Limits(0.2, 5000), Limits(0.5, 1500), Limits(5, 3000)):
+            r = solve_position(game, game.initial_state(number), limits)
+            assert r.result == "unknown", (game_id, r.result)
+            assert r.states <= limits.max_states + 2, (game_id, limits, r.states)
+
+
+def test_solver_settings_from_the_environment(monkeypatch: Any) -> None:
+    from service.solver.settings import HARD_MAX_SECONDS, SolverSettings
+
+    monkeypatch.setenv("SOLVER_MAX_SECONDS", "600")
+    monkeypatch.setenv("SOLVER_MAX_STATES", "5_000")
+    monkeypatch.setenv("WINNABLE_DEAL_TRIES", "3")
+    s = SolverSettings.from_env()
+    assert s.max_seconds == HARD_MAX_SECONDS and s.max_states == 5000 and s.winnable_deal_tries == 3
+    for name, raw in (("SOLVER_MAX_STATES", "0.5"), ("SOLVER_MAX_STATES", "0"), ("WINNABLE_DEAL_TRIES", "many"),
+                      ("SOLVER_MAX_SECONDS", "-1"), ("HINT_SECONDS", "soon")):
+        monkeypatch.setenv(name, raw)
+        with pytest.raises(RuntimeError, match=name):
+            SolverSettings.from_env()
+        monkeypatch.delenv(name)
+
+
+def test_garbage_collector_is_restored_after_overlapping_solves() -> None:
+    """Searches pause the process-wide cyclic collector; with several at once (gunicorn
+    threads), the last one to end restores it, whatever order they end in."""
+    import gc
+
+    from service.solver.search import gc_paused
+
+    assert gc.isenabled()
+    gc_paused.__enter__()
+    gc_paused.__enter__()  # a second solve starts meanwhile
+    assert not gc.isenabled()
+    gc_paused.__exit__(None, None, None)  # the first ends
+    assert not gc.isenabled()
+    gc_paused.__exit__(None, None, None)  # the last ends
+    assert gc.isenabled()
+    gc.disable()  # a process that had it off keeps it off
+    with gc_paused:
+        pass
+    assert not gc.isenabled()
+    gc.enable()
 
 
 def test_solutions_use_only_engine_moves() -> None:

@@ -41,9 +41,9 @@ class Hint:
 
 def hint(game: Game, state: State, limits: Limits) -> Hint:
     """A solution's first move if one is found within ``limits``; else the heuristic's
-    choice: the first move the solver's move ordering would try (it prefers moves that
-    free a cell, build on the tableau, empty a pile or uncover the cards the
-    foundations need next; cells and spaces are used last)."""
+    choice: the first move the game's solver knowledge would try (its
+    :attr:`~service.solver.search.Knowledge.heuristic` says what it prefers, and the
+    reason quotes it)."""
     result = solve_position(game, state, limits)
     legal = game.legal_moves(state)
     if game.is_won(state):
@@ -65,15 +65,13 @@ def hint(game: Game, state: State, limits: Limits) -> Hint:
         return Hint(
             move,
             "the game can no longer be won (the solver searched every reachable position); "
-            "this is the move the heuristic likes best",
+            f"this is the heuristic's choice: {kn.heuristic}",
             False,
             result,
         )
     return Hint(
         move,
-        f"no solution found within {result.seconds:.2f} s; the heuristic's choice: it prefers "
-        "moves that free a cell, build on the tableau, empty a pile or uncover the cards "
-        "the foundations need next",
+        f"no solution found within {result.seconds:.2f} s; the heuristic's choice: {kn.heuristic}",
         None,
         result,
     )

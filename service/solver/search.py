@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import gc
 import heapq
+import threading
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,18 @@ Child = tuple[tuple[MoveLike, ...], Node]
 # Best-first keeps whole positions open (about 1 KB each): past this many, the worst
 # half is dropped (and the search can no longer prove a loss).
 MAX_OPEN_NODES = 100_000
+# Separators of packed keys: no card is 0xfd or above.
+PILE_SEP, GROUP_SEP, COUNTERS_SEP = b"\xff", b"\xfd", b"\xfe"
+
+
+def pack_piles(piles: Iterable[Sequence[int]]) -> bytes:
+    """Piles of cards (small ints) as one bytes key part."""
+    return PILE_SEP.join(map(bytes, piles))
+
+
+def pack_counters(packed: bytes, counters: Sequence[int]) -> bytes:
+    """``packed`` followed by the state's counters, when it has any."""
+    return packed + COUNTERS_SEP + str(tuple(counters)).encode() if counters else packed
 
 
 @dataclass(frozen=True)
@@ -58,15 +71,13 @@ class Knowledge:
     for any game through the engine interface alone, and each method is a hook a
     game's plug-in overrides where it pays."""
 
-    #: "dfs" (depth-first, children in order), "best-first" (lowest :meth:`score`
-    #: first), "own" (the plug-in's :meth:`own_search`), "dfs+best-first" (depth-first for :attr:`first_share` of the time, then
-    #: best-first from scratch: two different looks, as Freecell Solver's flares) or
-    #: "best-first+dfs" (the same the other way round). Each keeps every
-    #: visited key and stops only when the reachable space is exhausted, so each proves
-    #: loss soundly on its own.
+    #: "dfs" (depth-first, children in order), "own" (the plug-in's :meth:`own_search`)
+    #: or "dfs+best-first" (depth-first for :attr:`first_share` of the time, then
+    #: best-first, lowest :meth:`score` first, from scratch: two different looks, as
+    #: Freecell Solver's flares). Each pass keeps every visited key and stops only when
+    #: the reachable space is exhausted, so each proves loss soundly on its own.
     strategy: str = "dfs"
-    #: Under a two-pass strategy ("dfs+best-first" or "best-first+dfs", each pass
-    #: from scratch), the share of the time the first pass gets.
+    #: Under "dfs+best-first", the share of the time the depth-first pass gets.
     first_share: float = 0.5
     #: A depth-first solution through more positions than this is shortened before it
     #: is answered (see :func:`shorten`); a typical one is far shorter.
@@ -75,8 +86,11 @@ class Knowledge:
     #: (a search that wanders deep finds the short lines sooner), then, only if that
     #: pass cut a line and found nothing, searches again without the bound.
     max_depth: int | None = None
-    #: Why the engine's automatic moves may be made without searching them.
-    notes: str = "generic search: every legal move is tried; the engine's safe autoplay is applied"
+    #: What :meth:`ordered_moves` prefers, in words: a hint chosen by it says so.
+    heuristic: str = (
+        "it prefers moves to a foundation, then moves that empty their pile, then the "
+        "others; moves into an empty pile, and deals or redeals, come last"
+    )
 
     def __init__(self, game: Game, root: State) -> None:
         self.game = game
@@ -94,8 +108,7 @@ class Knowledge:
         """Equal for positions with the same future (here: identical ones). Packed into
         bytes (cards are small ints): a third of the memory of the tuples, and the visited
         set holds up to ``max_states`` of them."""
-        packed = b"\xff".join(map(bytes, state.piles))  # no card is 0xff or 0xfe
-        return packed + b"\xfe" + str(state.counters).encode() if state.counters else packed
+        return pack_counters(pack_piles(state.piles), state.counters)
 
     def is_won(self, state: Node) -> bool:
         return self.game.is_won(state)
@@ -149,20 +162,42 @@ class Knowledge:
             yield (m, *more), child
 
 
-def solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
-    """Search from ``knowledge.root`` within ``limits``, as the knowledge's strategy says.
+class _GcPause:
+    """Pauses the cyclic garbage collector while any search runs (searches in other
+    threads of the process included): a search makes no reference cycles but very many
+    small tuples, whose collections cost about 15% of the time and, with a large
+    visited set, pauses that delay the time check. The collector is process-wide, so
+    the first search to start pauses it and the last to end restores it."""
 
-    The cyclic garbage collector is paused meanwhile: a search makes no reference cycles
-    but very many small tuples, whose collections cost about 15% of the time and, with
-    a large visited set, pauses that delay the time check.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._was_enabled = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._running == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._running += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0 and self._was_enabled:
+                gc.enable()
+
+
+gc_paused = _GcPause()
+
+
+def solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
+    """Search from ``knowledge.root`` within ``limits``, as the knowledge's strategy
+    says, with the cyclic garbage collector paused (:class:`_GcPause`). The positions of
+    every pass together stay within ``limits.max_states``: a later pass gets what the
+    earlier ones left."""
+    with gc_paused:
         return _solve(knowledge, limits)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
@@ -171,8 +206,6 @@ def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
     first, root = kn.auto(kn.start())
     if kn.is_won(root):
         return SolveResult("solved", [Move(*m) for m in first], 1, time.monotonic() - t0)
-    if kn.strategy == "best-first":
-        return best_first(kn, limits, first, root, t0)
     if kn.strategy == "own":
         return kn.own_search(limits, first, root, t0)
     if kn.strategy == "dfs+best-first":
@@ -180,18 +213,16 @@ def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
         r1 = depth_first(kn, part, first, root, t0)
         if r1.result != "unknown" or r1.stopped_by != "time":
             return r1
-        r2 = best_first(kn, limits, first, root, t0)
-        r2.states += r1.states
-        return r2
-    if kn.strategy == "best-first+dfs":
-        part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
-        r1 = best_first(kn, part, first, root, t0)
-        if r1.result != "unknown" or r1.stopped_by not in ("time", "memory"):
-            return r1
-        r2 = depth_first(kn, limits, first, root, t0)
+        r2 = best_first(kn, remaining(limits, r1.states), first, root, t0)
         r2.states += r1.states
         return r2
     return depth_first(kn, limits, first, root, t0)
+
+
+def remaining(limits: Limits, used: int) -> Limits:
+    """What a later pass of one solve may visit: the positions earlier passes left
+    (at least one, so that it stops at once with "states" when none are left)."""
+    return Limits(limits.max_seconds, max(1, limits.max_states - used))
 
 
 def depth_first(
@@ -203,8 +234,7 @@ def depth_first(
     bounded = depth_first_pass(kn, limits, first, root, t0, kn.max_depth)
     if bounded.stopped_by != "depth":
         return bounded
-    rest = Limits(limits.max_seconds, max(1, limits.max_states - bounded.states))
-    again = depth_first_pass(kn, rest, first, root, t0, None)
+    again = depth_first_pass(kn, remaining(limits, bounded.states), first, root, t0, None)
     again.states += bounded.states
     return again
 

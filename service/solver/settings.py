@@ -18,6 +18,7 @@ HARD_MAX_SECONDS = 30.0
 
 
 def _number(name: str, default: float) -> float:
+    """A positive number of seconds from the environment (``default`` when unset)."""
     raw = os.environ.get(name, "")
     if raw.strip() == "":
         return default
@@ -27,6 +28,20 @@ def _number(name: str, default: float) -> float:
         raise RuntimeError(f"environment variable {name} must be a number, not {raw!r}") from None
     if not value > 0:
         raise RuntimeError(f"environment variable {name} must be positive, not {raw!r}")
+    return value
+
+
+def _count(name: str, default: int) -> int:
+    """A whole number, at least 1, from the environment (``default`` when unset)."""
+    raw = os.environ.get(name, "")
+    if raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        raise RuntimeError(f"environment variable {name} must be a whole number, not {raw!r}") from None
+    if value < 1:
+        raise RuntimeError(f"environment variable {name} must be at least 1, not {raw!r}")
     return value
 
 
@@ -43,8 +58,8 @@ class SolverSettings:
         cap = min(_number("SOLVER_MAX_SECONDS", 10.0), HARD_MAX_SECONDS)
         return cls(
             max_seconds=cap,
-            max_states=int(_number("SOLVER_MAX_STATES", 1_000_000)),
+            max_states=_count("SOLVER_MAX_STATES", 1_000_000),
             hint_seconds=min(_number("HINT_SECONDS", 1.0), cap),
             winnable_deal_seconds=min(_number("WINNABLE_DEAL_SECONDS", 2.0), cap),
-            winnable_deal_tries=int(_number("WINNABLE_DEAL_TRIES", 10)),
+            winnable_deal_tries=_count("WINNABLE_DEAL_TRIES", 10),
         )

@@ -63,11 +63,6 @@ def options_free(groups: list[tuple[int, ...]]) -> int:
 
 class AbandonHopeKnowledge(Knowledge):
     strategy = "own"
-    notes = (
-        "Abandon Hope: exhaustive search over phase starts (redeals used, Clubs left); a "
-        "redeal's layout depends only on the deal, the redeal count and the cards left, "
-        "and a phase's outcome only on the set of Clubs it discards"
-    )
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)

@@ -336,7 +336,10 @@ class _Search:
 
 class BinaryStarKnowledge(Knowledge):
     strategy = "own"
-    notes = "Binary Star: ranks only, fans interchangeable, star moves folded into macro moves"
+    heuristic = (
+        "it prefers fan cards, from the fullest fan, and among them a card whose "
+        "neighbouring rank waits on a fan's top; moves between the stars come last"
+    )
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)

@@ -40,7 +40,7 @@ from operator import itemgetter
 from service.engine.boomerang import FOUNDATION_SEQUENCE, POS, RANK_AT
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Child, Knowledge, Limits, MoveLike, SolveResult, best_first, depth_first
+from ..search import Child, Knowledge, Limits, MoveLike, SolveResult, best_first, depth_first, remaining
 
 MOVE = int(Action.MOVE)
 DEAL: MoveLike = (int(Action.DEAL), -1, -1, 0)
@@ -104,9 +104,9 @@ NO_INST: tuple[tuple[int, int, int], ...] = ()
 
 
 class BoomerangKnowledge(Knowledge):
-    notes = (
-        "Boomerang: engine autoplay; sorted piles, stock by its length; positions where "
-        "a set of cards provably never moves are dropped"
+    heuristic = (
+        "it prefers foundation moves, then moves of a pile's only card (the refill brings "
+        "a new card into play), builds from the waste, then other builds; a deal comes last"
     )
     strategy = "own"
     #: Score weights: cards in the waste, cards in the stock, single-card piles.
@@ -256,12 +256,12 @@ class BoomerangKnowledge(Knowledge):
         for weights, share in self.FLARES:
             self.W = weights
             elapsed += share * limits.max_seconds
-            r = best_first(self, Limits(elapsed, limits.max_states), first, root, t0)
+            r = best_first(self, Limits(elapsed, remaining(limits, states).max_states), first, root, t0)
             states += r.states
             if r.result != "unknown" or r.stopped_by not in ("time", "memory"):
                 r.states = states
                 return r
-        r = depth_first(self, limits, first, root, t0)
+        r = depth_first(self, remaining(limits, states), first, root, t0)
         r.states += states
         return r
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from service.engine.core import Game, State
 
-from ..search import Knowledge
+from ..search import GROUP_SEP, Knowledge, pack_counters, pack_piles
 
 
 @dataclass(frozen=True)
@@ -35,20 +35,13 @@ GROUPED: dict[str, KeySpec] = {
 class GroupedKnowledge(Knowledge):
     def __init__(self, game: Game, root: State, spec: KeySpec) -> None:
         super().__init__(game, root)
-        self.spec = spec
-        self.notes = "canonical key: " + spec.why
-        layout: list[tuple[bool, range]] = []
-        for g in game.groups:
-            layout.append((g.name in spec.sorted_groups, game.group_range(g.name)))
-        self.layout = layout
+        self.layout = [(g.name in spec.sorted_groups, game.group_range(g.name)) for g in game.groups]
+
     def key(self, state: State) -> Hashable:
+        """The piles group by group, those of an interchangeable group sorted."""
         p = state.piles
         parts: list[bytes] = []
         for sort, r in self.layout:
             piles = p[r.start : r.stop]
-            if sort:
-                piles = tuple(sorted(piles))
-            parts.append(b"\0".join(map(bytes, piles)))
-        if state.counters:
-            parts.append(repr(state.counters).encode())
-        return b"\1".join(parts)
+            parts.append(pack_piles(sorted(piles) if sort else piles))
+        return pack_counters(GROUP_SEP.join(parts), state.counters)

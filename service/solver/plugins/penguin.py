@@ -6,7 +6,8 @@ Pruning, each sound (it never hides a solution):
 - **Safe foundation moves.** Any card that is the next card of its suit's foundation
   goes there at once, from a cell or a tableau top. One deck, tableau building down in
   suit: the only card that could ever be put on it is the same suit's card one rank
-  lower, which can then follow it home; so the move can never hurt.
+  lower, which is already home (that is why this card is next). So nothing can ever be
+  built on it, and moving it home only frees its place: the move can never hurt.
 - **Canonical key.** Cells are interchangeable, and so are tableau piles (every pile
   has the same rules; an empty one takes what any empty one takes): the key is the
   sorted cells and the sorted piles. Foundations are the cards found nowhere else.
@@ -32,8 +33,8 @@ Pruning, each sound (it never hides a solution):
   non-top stack cards in the foundations"). Its end is a position the single moves
   reach too; being one step, it is tried early and costs one position, not several.
 
-Moves are generated from tables built once per game and base rank, without calling
-the engine; every one is a move the engine lists (``verify`` replays the solution).
+Moves are generated from tables built once per search (they depend on the base rank),
+without calling the engine; every one is a move the engine lists (``verify`` replays the solution).
 Search nodes are tuples of ``bytes`` piles (cards are small ints): slicing, joining and
 hashing bytes is what makes the key and the children cheap.
 """
@@ -67,17 +68,15 @@ LAG_WEIGHT = 3
 
 
 class PenguinKnowledge(Knowledge):
-    notes = (
-        "Penguin family: next-in-suit cards go home at once (safe with one deck building in "
-        "suit); cells and piles are interchangeable in the canonical key; each card has one "
-        "tableau target"
+    heuristic = (
+        "it prefers digging out a card a foundation takes next, then building on the "
+        "tableau (moves that empty a pile first), then moves into a space; cards go into "
+        "the cells last, those that dig towards the cards the foundations want next first"
     )
 
     def __init__(self, game: PenguinFamily, root: State) -> None:
         super().__init__(game, root)
-        self.pg = game
         base = game.base_rank(root)
-        self.base = base
         self.F = tuple(game.F)
         self.C = tuple(game.C)
         self.T = tuple(game.T)
@@ -108,13 +107,12 @@ class PenguinKnowledge(Knowledge):
         self.CT = self.C + self.T  # where a card may go home from
         self.ncells = len(self.C)
         assert self.c1 <= self.t0, "cells come before the tableau (a pile index below t0 is a cell)"
-        # run_limits by free cells and empty piles, once for all positions
-        self.limits = [[game.run_limits(f, e) for e in range(len(self.T) + 1)] for f in range(len(self.C) + 1)]
+        # the engine's run limits by free cells and empty piles, once for all positions
+        self.run_limits = [[game.run_limits(f, e) for e in range(len(self.T) + 1)] for f in range(len(self.C) + 1)]
 
         self._info: dict[bytes, PileInfo] = {}
-        #: put cell cards onto their tableau parents automatically (see the docstring)
-        self.join_cells = True
-        # A solution is about 40 positions long; a search that goes past 100 is wandering
+        # A solution runs through about 25 positions (deals 1-40: median 23-29, the longest
+        # 42, with free-cell moves 99); a search that goes past 100 is wandering
         # (Penguin with free-cell moves deal 278: 14,531 positions and a 9,084-move line
         # unbounded, 1,527 positions and 182 moves bounded), so depth-first first tries
         # lines of at most 100 positions. On deals 1-150 of Penguin II and Opus no line
@@ -176,11 +174,8 @@ class PenguinKnowledge(Knowledge):
 
     def auto(self, piles: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
         moves, piles = self._home(piles)
-        if self.join_cells:
-            joins, piles = self._join(piles)
-            if joins:
-                moves += joins
-        return moves, piles
+        joins, piles = self._join(piles)
+        return (moves + joins if joins else moves), piles
 
     def _join(self, piles: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
         """Put every cell card whose tableau parent is a top card onto it (cascading: the
@@ -277,7 +272,7 @@ class PenguinKnowledge(Knowledge):
                 dig[c >> 4] = v
         top = pile[-1]
         # the parts of a move into the cells' score that need no foundation
-        cell_score = 70 + (k < n) + 2 * k if k > 1 else 70 + (n > 1)
+        cell_score = CELL_SCORES + (k < n) + 2 * k if k > 1 else CELL_SCORES + (n > 1)
         info = (k, pile[below], dig[0], dig[1], dig[2], dig[3], cell_score, rel[top], top >> 4, self.down[top])
         if len(self._info) > 200_000:
             self._info.clear()
@@ -356,7 +351,7 @@ class PenguinKnowledge(Knowledge):
             else:
                 free_cells.append(c)
         nfree = len(free_cells)
-        lim_full, lim_empty = self.limits[nfree][nempty]
+        lim_full, lim_empty = self.run_limits[nfree][nempty]
         out: Scored = []
         t0 = self.t0
         # onto a tableau card: only the one card that fits
@@ -423,9 +418,8 @@ class PenguinKnowledge(Knowledge):
         if nfree:
             c0 = free_cells[0]
             n0, n1, n2, n3 = LAG_WEIGHT * nxt[0], LAG_WEIGHT * nxt[1], LAG_WEIGHT * nxt[2], LAG_WEIGHT * nxt[3]
-            join = self.join_cells
             for s, r, _, (_, _, d0, d1, d2, d3, score, top_rel, suit, _) in runlen:
-                if join and s in fits:
+                if s in fits:
                     continue  # the cells' cards would go straight back onto that top
                 # how soon digging into this pile reaches a card its foundation wants
                 dig = min(d0 - n0, d1 - n1, d2 - n2, d3 - n3, NO_DIG) // 2
@@ -456,7 +450,7 @@ class PenguinKnowledge(Knowledge):
         cand.sort(key=FIRST)
         first = bisect_left(cand, CELL_SCORES, key=FIRST)  # the first that waits for the cells' moves
         wanted_tops: set[int] = set()  # parents of the cards in cells
-        if self.join_cells and len(later[1]) < self.ncells:
+        if len(later[1]) < self.ncells:
             up = self.up
             wanted_tops = {up[piles[c][0]] for c in self.C if piles[c]}
             wanted_tops.discard(-1)
