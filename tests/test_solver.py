@@ -175,7 +175,7 @@ def test_hint_on_won_position(client: Any) -> None:
     assert h["move"] is None and h["winnable"] is True
 
 
-@pytest.mark.parametrize("game_id", ["penguin", "amazons", "binary-star"])
+@pytest.mark.parametrize("game_id", ["penguin", "amazons", "binary-star", "forty-thieves", "boomerang"])
 def test_hint_unknown_uses_heuristic(client: Any, app: Any, monkeypatch: Any, game_id: str) -> None:
     """With no budget to find a solution, the hint is the first move the game's
     knowledge orders first, and the reason says what that knowledge prefers."""

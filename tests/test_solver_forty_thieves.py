@@ -242,3 +242,52 @@ def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
     kn.pace_margin, kn.min_width = 1e-12, 1
     first, root = kn.auto(kn.start())
     assert kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 100_000)[2] == "done" and kn.narrowed == 1
+
+
+def test_buried_counts_the_cards_above_the_next_needed_ones() -> None:
+    """The buried term (read off the key) equals a plain count over the piles: for each
+    suit, the outside copies of the rank above its lower foundation (an Ace while the
+    suit has fewer than two), and with ``bury_both`` of the rank above its higher one,
+    each counting the cards above it in its pile or the waste."""
+    checked = 0
+    for both in (False, True):
+        for state in POSITIONS[::3] + [GAME.initial_state(d) for d in (1, 5)]:
+            kn = FortyThievesKnowledge(GAME, state)
+            kn.bury_both = both
+            for p in _search_sample(state, 100):
+                ranks: set[int] = set()
+                for suit in range(4):
+                    heights = sorted(len(f) for f in p[0:8] if f and f[0] >> 4 == suit)
+                    ranks.add(suit << 4 | (heights[0] + 1 if len(heights) == 2 else 1))
+                    if both and heights:
+                        ranks.add(suit << 4 | (heights[-1] + 1))
+                want = 0
+                for pile in (*p[8:18], p[19]):
+                    for i, c in enumerate(pile):
+                        if c in ranks:
+                            want += len(pile) - 1 - i
+                assert kn.buried(kn.key(p), p[0:8]) == want, p
+                checked += want > 0
+    assert checked >= 100
+
+
+@pytest.mark.parametrize(
+    ("deal", "width", "per", "waste", "both"),
+    [(38, 16, 32, 5.0, False), (49, 64, 8, 8.0, True)],
+)
+def test_buried_term_changes_which_deals_a_pass_wins(deal: int, width: int, per: int, waste: float, both: bool) -> None:
+    """The buried term is used: deal 38 falls to a 16x32 pass with it and not without
+    it, deal 49 to a 64x8 pass counting both foundations and not to one counting the
+    lower one (figures in the module docstring); each win replays through the engine."""
+    state = GAME.initial_state(deal)
+    wins = []
+    for bury, count_both in ((2.0, both), (0.0 if not both else 2.0, False)):
+        kn = FortyThievesKnowledge(GAME, state)
+        kn.weights = (5.0, 2.0, waste, 1.0)
+        kn.bury_weight, kn.bury_both = bury, count_both
+        first, root = kn.auto(kn.start())
+        found = kn._beam(root, width, per, time.monotonic() + 60, 100_000)[0]
+        if found is not None:
+            assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
+        wins.append(found is not None)
+    assert wins == [True, False]

@@ -27,7 +27,9 @@ growing width over the stock levels, and between them slices of one exhaustive
 depth-first search that pauses and resumes (:class:`_Dfs`; it keeps
 :attr:`~FortyThievesKnowledge.dfs_share` of the time, and its first slice, 1,500
 positions, decides small end games at once); it has whatever time the passes leave.
-Its share is small (5%): the 40% of the fixed 60/40 split before left the 1024-wide
+Each pass weighs the waste in its score its own way, and may choose its beam with
+the buried term below. The depth-first search's share is small (5%): the 40% of the
+fixed 60/40 split before left the 1024-wide
 pass too little time, and it only ever won deal 49 alone (in 100k positions).
 A pass starts only when the positions per beam slot of the widest finished pass, times
 its width, fit the time left at the pace so far (with some overshoot); while it runs it
@@ -70,13 +72,53 @@ everything the 16-wide ones won on 1-30). 1024x6 won the same 7 deals tried (8, 
 38). The cheap passes on all of 31-60: 16x32 weight 5 won 9 deals, 16x8 weight 8 won
 8, 64x8 weights 5, 1, 3 and 8 won 9, 7, 8 and 9, 12 between them; 45 fell only to
 16x32, 16x8 and 64x8 weight 1, 53 to 16x8 and 64x8 weights 3 and 8, 60 to 64x8 weight
-1 (on 1-30 they all won the same 7). So the schedule runs 16x32, 16x8 and 64x8 (12k
+1 (on 1-30 they all won the same 7). So the schedule ran 16x32, 16x8 and 64x8 (12k
 to 28k positions in all), then 1024x6 (some 200k positions when it wins, 6-8 s here:
-any slower and it has to narrow), then the other shapes and weights. The winning
-passes find their win only at the last levels, so a pass is worth starting only if it
-can end. Other weights (cards home, runs, spaces), a
-cap per group of positions with the same waste and foundations, and a wider beam early
-in the game changed little or lost deals.
+any slower and it has to narrow), then the other shapes and weights, until the buried
+term below replaced the cheap passes. The winning passes find their win only at the
+last levels, so a pass is worth starting only if it can end. Other weights (cards
+home, runs, spaces), a cap per group of positions with the same waste and foundations,
+and a wider beam early in the game changed little or lost deals.
+
+The buried term: the positions one deal on (the beam) are chosen by the score plus
+``bury`` times the cards lying above the cards the foundations need next, in the
+tableau and the waste (:meth:`~FortyThievesKnowledge.buried`: for each suit the
+outside copies of the rank above its lower foundation, an Ace while it has fewer than
+two; in a "both" pass the rank above its higher foundation too; a card in the stock
+counts nothing). It is read off the position's key (see the cost below). The
+look-around within a level keeps the plain score (the term there too, weight 1, won 15
+of deals 1-60 at 64x8, against 17 for the beam's choice alone). Each pass alone on
+deals 1-60 (wins, positions in all): 64x8 waste weight 5: plain 16 (619k), bury 1, 2
+and 3: 17, 18 (611k) and 16; "both" with bury 1, 2 and 4: 16, 18 (757k) and 17. The
+term mostly changes which deals fall: at 64x8, bury 2 wins 38 and 53 (before only
+1024x6 won 38), "both" wins 33, 45 and 49 (before only the depth-first search won 49),
+weight 1 with bury 2 wins 12 (before only 1024x6); 256x8 "both" wins 22 (plain 18,
+bury 2 19), 52 among them, which nothing else won; 1024x6 wins 25 plain and 25 with
+bury 2, but not the same (bury 2 wins 33 and 53, loses 12 and 40). The six cheap
+passes of the old schedule won 19 deals of 1-60 between them, four 64-wide ones with
+the term (waste 5, 8 "both", 1, 3) won 23. The schedule was chosen on these per-pass
+figures (a deal counts as won when a pass that wins it fits the positions left, 200k
+to 500k a deal, the depth-first search left out): the old one wins 24 to 27, this one
+28 to 30 (at 350k: 33, 49 and 52 more, all in 31-60; deals 1-30 gave up only 2, 7, 8,
+10-14, 23 and 27 to any pass tried). With the 1024-wide pass "both" instead of plain:
+28 to 29 (it wins 26 alone, 40 and 45 among them, but not 11 or 12, in 9.4M positions
+against 7.8M). Counting the two ranks above the lower foundation (bury 1) won 16
+rather than 17 at 64x8 and 15 rather than 17 at 16x32. The term is computed only when
+a level has more positions one deal on than the beam keeps (otherwise all are kept
+whatever their scores), with one regular expression per set of needed cards (1.9-2.4
+us a position, against 3.5-4.5 us for a loop of ``bytes.find``). The whole search,
+deals 1-60 at 10 s each, the old schedule and this one run deal by deal in turn on a
+shared machine: 27 against 30 solved (33, 49 and 52 more, as the per-pass figures
+foretold; 12 and 38 now fall in 1.5 and 0.2 s rather than 7 s), none proved lost, 34k
+against 32k positions a second (the term and the "both" passes cost some 6%).
+
+Where the time goes (cProfile on deals 1 and 3, and timings without it on 22k
+positions of 64-wide passes): an expansion costs some 25 us and builds 3.4 children:
+the move generator (``_candidates``) 6-7 us, building the children (autoplay
+included) some 8 us, their keys 1.4 us each, the beam's scores and heap the rest
+(under cProfile: ``_candidates`` 30% of the time, ``_beam`` 15%, ``children`` 14%,
+``key`` 13%, ``auto`` 7%). Two children in three are positions already seen, mostly
+through moves that commute; nothing cheaper than the key was found to tell them.
 
 Exhaustive proofs of whole deals are out of reach: on deal 5 (a pass never gets past
 21 cards home) the positions one deal on grow from 4 to 47,520 per level by stock 15
@@ -86,8 +128,9 @@ Exhaustive proofs of whole deals are out of reach: on deal 5 (a pass never gets 
 from __future__ import annotations
 
 import heapq
+import re
 import time
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from service.engine.core import Action, Game, Move, State
@@ -103,6 +146,7 @@ STOCK, WASTE = 18, 19
 # A beam entry: score, tie-break counter, position, trail (moves, parent trail) or None.
 Trail = Any
 Entry = tuple[float, int, Piles, Trail]
+Finder = Callable[[bytes, int], list[bytes]]  # a compiled pattern's findall(text, pos)
 
 
 class _Dfs:
@@ -179,28 +223,32 @@ def _unwind(trail: Trail) -> list[MoveLike]:
 class FortyThievesKnowledge(Knowledge):
     """Forty Thieves' knowledge and search (see the module docstring)."""
 
-    notes = "Forty Thieves: engine autoplay, sorted piles, stock by its length, beam passes and depth-first slices"
+    heuristic = (
+        "it prefers foundation moves, then builds from the waste, builds that empty a pile "
+        "or uncover a card (one that can go home first), then a deal; moves into a space, "
+        "and moves of a card off its suit's next-higher card, come last"
+    )
 
     strategy = "own"
     #: States the first depth-first probe may visit (small end games are decided there).
     probe_states = 1500
     #: Beam passes in turn: (width, expansions per stock level and per beam slot, the
-    #: score's weight of a waste card): the cheap ones that win deals no other wins,
-    #: the 1024-wide one (it wins deals no narrower one wins), then the rest (see the
-    #: module docstring for the figures).
-    schedule: tuple[tuple[int, int, float], ...] = (
-        (16, 32, 5.0),
-        (16, 8, 8.0),
-        (64, 8, 5.0),
-        (1024, 6, 5.0),
-        (64, 8, 1.0),
-        (256, 8, 5.0),
-        (64, 8, 3.0),
-        (64, 8, 8.0),
-        (256, 8, 3.0),
-        (256, 8, 1.0),
-        (1024, 6, 3.0),
-        (4096, 6, 5.0),
+    #: score's weight of a waste card, the buried term's weight, whether it counts the
+    #: rank above the higher foundation too): the cheap ones that win deals no other
+    #: wins, the 1024-wide one (it wins deals no narrower one wins), then the rest (see
+    #: the module docstring for the figures).
+    schedule: tuple[tuple[int, int, float, float, bool], ...] = (
+        (16, 32, 5.0, 2.0, False),
+        (64, 8, 5.0, 2.0, False),
+        (64, 8, 8.0, 2.0, True),
+        (64, 8, 1.0, 2.0, False),
+        (1024, 6, 5.0, 0.0, False),
+        (256, 8, 5.0, 2.0, True),
+        (64, 8, 3.0, 2.0, False),
+        (256, 8, 5.0, 2.0, False),
+        (64, 8, 8.0, 0.0, False),
+        (1024, 6, 5.0, 2.0, False),
+        (4096, 6, 5.0, 2.0, True),
     )
     #: The depth-first search's share of the time (it wins some deals no pass wins, and
     #: only it can prove a loss); the beam passes have the rest.
@@ -220,11 +268,13 @@ class FortyThievesKnowledge(Knowledge):
         self.stats: dict[str, Any] = {}
         self._runs: dict[bytes, int] = {}  # a tableau pile -> how many runs it holds (score)
         self._homes: dict[Piles, tuple[dict[int, int], dict[int, int]]] = {}  # see _homes_of
+        self._needs: dict[Piles, Finder | None] = {}  # foundations -> see buried
+        self._finders: dict[tuple[int, ...], Finder] = {}  # cards needed -> see buried
 
     def start(self) -> Piles:
         return tuple(bytes(p) for p in self.root.piles)
 
-    def key(self, p: Piles) -> Hashable:
+    def key(self, p: Piles) -> bytes:
         # the stock's length (one byte), the waste (no zero byte: every card is at least 1)
         # and the sorted piles, each after a zero byte: read back in one way only
         return BYTE[len(p[STOCK])] + p[WASTE] + b"\0" + b"\0".join(sorted(p[8:18]))
@@ -250,7 +300,7 @@ class FortyThievesKnowledge(Knowledge):
         self.stats["probe"] = len(dfs.visited)
         per_width = 0.0  # positions per beam slot in the widest finished pass
         widest = 0
-        for width, per, waste in self.schedule:
+        for width, per, waste, bury, both in self.schedule:
             now = time.monotonic()
             # the depth-first search's slice: its share of the time so far
             want = self.dfs_share * (now - t0) - dfs.seconds
@@ -262,17 +312,21 @@ class FortyThievesKnowledge(Knowledge):
             left = (deadline - now) * (1 - self.dfs_share)
             rate = beam_states / beam_seconds if beam_seconds > 0 else 0.0
             if rate and per_width * width * (1.5 if per > 8 else 1.0) > self.overshoot * rate * left:
-                self.stats["skipped"].append((width, per, waste))
+                self.stats["skipped"].append((width, per, waste, bury, both))
                 continue  # it would be cut off: its work lost
             if left <= 0.01:
                 break
             self.weights = (5.0, 2.0, waste, 1.0)
+            self.bury_weight = bury
+            if both != self.bury_both:
+                self.bury_both = both
+                self._needs.clear()
             budget = max_states - beam_states - len(dfs.visited)
             self.narrowed = 0
             found, n, why = self._beam(root, width, per, now + left, budget)
             beam_states += n
             beam_seconds += time.monotonic() - now
-            self.stats["passes"].append((width, per, waste, n, why, self.narrowed))
+            self.stats["passes"].append((width, per, waste, bury, both, n, why, self.narrowed))
             if found is not None:
                 return answer("solved", [Move(*m) for m in first] + [Move(*m) for m in found])
             if why == "exhausted":
@@ -298,8 +352,9 @@ class FortyThievesKnowledge(Knowledge):
         "time", "states" or "exhausted". It drops positions, so finding nothing proves
         nothing, unless it dropped none ("exhausted": a breadth-first search by stock
         level that saw every reachable position, see the module docstring)."""
-        key, score, is_won, children = self.key, self.score, self.is_won, self.children
+        key, score, is_won, children, buried = self.key, self.score, self.is_won, self.children, self.buried
         w_home, w_runs, w_waste, w_space = self.weights
+        w_bury = self.bury_weight
         count = 0
         seen = 0
         tick = 0
@@ -311,7 +366,7 @@ class FortyThievesKnowledge(Knowledge):
             layer = {key(e[2]) for e in beam}
             heap = list(beam)
             heapq.heapify(heap)
-            deals: dict[Hashable, Entry] = {}
+            deals: dict[bytes, Entry] = {}
             budget = min(per * cur * (1 if beam[0][2][STOCK] else self.final_factor), self.max_expansions)
             while heap and budget > 0:
                 budget -= 1
@@ -379,8 +434,38 @@ class FortyThievesKnowledge(Knowledge):
                     self.narrowed = min(self.narrowed or width, cur)
             if heap or len(deals) > cur:
                 complete = False  # positions are dropped
-            beam = heapq.nsmallest(cur, deals.values())
+            if len(deals) <= cur:
+                beam = list(deals.values())  # all kept: the order does not matter
+            elif w_bury:
+                # chosen with the buried term; kept with the plain score (the look-around's)
+                chosen = [(e[0] + w_bury * buried(k, e[2][0:8]), e[1], e) for k, e in deals.items()]
+                beam = [e for _, _, e in heapq.nsmallest(cur, chosen)]
+            else:
+                beam = heapq.nsmallest(cur, deals.values())
         return None, seen, "exhausted" if complete else "done"
+
+    def buried(self, k: bytes, fnd: Piles) -> int:
+        """How many cards lie above the next cards the foundations need (for each suit,
+        the outside copies of the rank above its lower foundation), in the tableau and
+        the waste, read off the key ``k`` of a position with foundations ``fnd`` (a card
+        in the stock counts nothing: it comes when it comes). One regular expression
+        finds them all: at each needed card (after the key's first byte, the stock's
+        length, which could equal a card), the rest of its pile or waste up to the next
+        zero byte, without consuming it (two needed cards may share a pile); half the
+        time of a loop of ``bytes.find``."""
+        if fnd in self._needs:
+            finder = self._needs[fnd]
+        else:
+            need = _needed(fnd, self.bury_both)
+            finder = self._finders.get(need) if need else None
+            if need and finder is None:
+                cards = b"".join(re.escape(BYTE[c]) for c in need)
+                finder = re.compile(b"[" + cards + rb"](?=([^\x00]*))").findall
+                if len(self._finders) < 10_000:  # a few hundred in a search
+                    self._finders[need] = finder
+            if len(self._needs) < 100_000:
+                self._needs[fnd] = finder
+        return sum(map(len, finder(k, 1))) if finder is not None else 0
 
     def score(self, p: Piles) -> float:
         """Lower is better: cards home count most; then runs in the tableau (each run
@@ -417,6 +502,11 @@ class FortyThievesKnowledge(Knowledge):
     narrowed = 0  # the narrowest width the last pass had to take (0: none)
     #: score weights: cards home, runs, waste cards, spaces
     weights: tuple[float, float, float, float] = (5.0, 2.0, 5.0, 1.0)
+    #: the weight of a card above a card the foundations need next (see :meth:`buried`),
+    #: in the choice of the positions one deal on only
+    bury_weight = 2.0
+    #: whether the buried term also counts the rank above each suit's higher foundation
+    bury_both = False
 
     def is_won(self, p: Piles) -> bool:
         return sum(map(len, p[0:8])) == 104
@@ -537,6 +627,29 @@ class FortyThievesKnowledge(Knowledge):
 
 
 AUTO_SOURCES = (*T, WASTE)
+
+
+def _needed(fnd: Piles, both: bool) -> tuple[int, ...]:
+    """The cards the foundations ``fnd`` need next: for each suit, the rank above its
+    lower foundation (an Ace while a suit has fewer than two foundations), and with
+    ``both`` the rank above its higher one too."""
+    low = [0, 0, 0, 0]
+    high = [0, 0, 0, 0]
+    seen = [0, 0, 0, 0]
+    for fp in fnd:
+        if fp:
+            s = fp[0] >> 4
+            low[s] = len(fp) if not seen[s] else min(low[s], len(fp))
+            high[s] = max(high[s], len(fp))
+            seen[s] += 1
+    out = []
+    for s in range(4):
+        r = low[s] + 1 if seen[s] == 2 else 1
+        if r <= 13:
+            out.append(s << 4 | r)
+        if both and seen[s] and high[s] + 1 not in (r, 14):
+            out.append(s << 4 | (high[s] + 1))
+    return tuple(out)
 BYTE = [bytes((i,)) for i in range(256)]
 
 
