@@ -304,8 +304,9 @@ def shorten(
     different arrangements of the same position (moves name piles). If a step finds no
     such child, or the deadline passes, the original line is kept."""
     key = kn.key
-    where = {key(n): i for i, n in enumerate(nodes)}
-    keys = [key(nodes[0])]
+    node_keys = [key(n) for n in nodes]  # distinct: each was new to the visited set
+    where = {k: i for i, k in enumerate(node_keys)}
+    keys = [node_keys[0]]
     i, last = 0, len(nodes) - 1
     while i < last:
         if time.monotonic() > deadline:
@@ -315,7 +316,7 @@ def shorten(
             j = where.get(key(child), -1)
             if j > best:
                 best = j
-        keys.append(key(nodes[best]))
+        keys.append(node_keys[best])
         i = best
     steps = [path[0]]
     node = nodes[0]

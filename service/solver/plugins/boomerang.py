@@ -256,7 +256,7 @@ class BoomerangKnowledge(Knowledge):
         for weights, share in self.FLARES:
             self.W = weights
             elapsed += share * limits.max_seconds
-            r = best_first(self, Limits(elapsed, remaining(limits, states).max_states), first, root, t0)
+            r = best_first(self, remaining(Limits(elapsed, limits.max_states), states), first, root, t0)
             states += r.states
             if r.result != "unknown" or r.stopped_by not in ("time", "memory"):
                 r.states = states
