@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test lint typecheck openapi bench venv clean
+.PHONY: run test test-quick lint typecheck openapi bench venv clean
 
 $(VENV)/.installed: requirements.lock
 	@command -v python3 >/dev/null || (apt-get update -qq && apt-get install -y -qq python3 python3-venv)
@@ -25,6 +25,11 @@ lint: venv
 
 test: venv lint
 	$(PY) -m pytest -q
+
+# The developer's loop: everything but the tests marked slow (load balancer, browser,
+# long solver and contract runs); `make test` still runs them all.
+test-quick: venv lint
+	$(PY) -m pytest -q -m "not slow"
 
 openapi: venv
 	$(VENV)/bin/flask --app service.wsgi openapi write --format=yaml openapi.yaml

@@ -31,13 +31,13 @@ from bench.solver_bench import parse_range
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import get_game
 from service.solver import SolverSettings
-from service.solver.plugins.penguin import PenguinKnowledge, Piles
+from service.solver.plugins.penguin import PenguinStrategy, Piles
 from service.solver.search import Child, Limits, solve
 
 SAMPLE = 20_000  # visited positions the floor is measured on
 
 
-class _Recording(PenguinKnowledge):
+class _Recording(PenguinStrategy):
     """The same search, keeping the positions it expands and counting the children it
     builds (a separate, untimed pass)."""
 
@@ -53,7 +53,7 @@ class _Recording(PenguinKnowledge):
             yield child
 
 
-def _floor_per_child(kn: PenguinKnowledge, positions: list[Piles]) -> float:
+def _floor_per_child(kn: PenguinStrategy, positions: list[Piles]) -> float:
     """Seconds to build one child (one top card onto the first empty cell, else onto the
     next pile) with its key and a visited-set check, averaged over ``positions``."""
     key = kn.key
@@ -88,7 +88,7 @@ def measure(gid: str, deals: range, seconds: float) -> str:
     built = [0]
     for deal in deals:
         state = game.initial_state(deal)
-        r = solve(PenguinKnowledge(game, state), Limits(seconds, max_states))
+        r = solve(PenguinStrategy(game, state), Limits(seconds, max_states))
         ours_s += r.seconds
         ours_n += r.states
         _, secs, iters = fcs.solve(board(game, state), seconds)
@@ -98,7 +98,7 @@ def measure(gid: str, deals: range, seconds: float) -> str:
             solve(_Recording(game, state, expanded, built), Limits(seconds, max_states))
     n = len(deals)
     children_per_position = built[0] / max(1, len(expanded))
-    kn = PenguinKnowledge(game, game.initial_state(deals.start))
+    kn = PenguinStrategy(game, game.initial_state(deals.start))
     floor = _floor_per_child(kn, expanded[:SAMPLE]) * children_per_position
     per_pos = ours_s / max(1, ours_n)
     allowed = 2 * (fcs_s / n) / max(1.0, ours_n / n)

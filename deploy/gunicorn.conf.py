@@ -55,7 +55,7 @@ def _cpu_count() -> int:
 
 
 # The solver never runs longer than this, whatever SOLVER_MAX_SECONDS asks (see the solver).
-SOLVER_HARD_CAP_SECONDS = 30.0  # = service.solver.settings.HARD_MAX_SECONDS (tests/test_ops.py checks)
+SOLVER_HARD_CAP_SECONDS = 30.0  # = service.solver.settings.HARD_MAX_SECONDS (tests/ops/test_ops.py checks)
 solver_budget = min(_env_float("SOLVER_MAX_SECONDS", 10.0), SOLVER_HARD_CAP_SECONDS)
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium for the browser tests (tests/test_browser.py), which drive
+# Installs Debian's Chromium for the browser tests (tests/browser/test_browser.py), which drive
 # it with Playwright: Playwright's own browser download cannot reach its servers here.
 # Idempotent: does nothing when /usr/bin/chromium is present. CI runs as root on a
 # machine with only Python.

@@ -3,7 +3,7 @@
 Flat pile indices: tableau 0-23 (4 rows of 6, pile ``6 * row + column``), stock 24,
 waste 25. One counter, ``redeals_used`` (0-3).
 
-The deal (RULES.md, a game PySolFC lacks): the deck is shuffled with PySolFC's
+The deal (docs/rules.md, a game PySolFC lacks): the deck is shuffled with PySolFC's
 generator for the deal number and dealt from the end of the list, one card to each
 pile 0-23, then a second card to each, the 4 cards left over forming the stock (in list
 order, its last card on top). A redeal sorts every card of the tableau and the stock

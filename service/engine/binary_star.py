@@ -1,11 +1,11 @@
 """Binary Star: Black Hole with two decks and two stars.
 
-RULES.md "Binary Star". 102 cards in 17 fans of 6; the fans' top cards go to two
+docs/rules.md "Binary Star". 102 cards in 17 fans of 6; the fans' top cards go to two
 stars (started by an Ace of Spades and a King of Hearts) that build up or down by one
 regardless of suit, Ace and King consecutive. A star's top card may move to the other
 star when it fits there; a star's starting card never moves.
 
-Loss is exact (RULES.md **Decided**): the status is ``lost`` when no fan card can be
+Loss is exact (docs/rules.md **Decided**): the status is ``lost`` when no fan card can be
 played to a star now or after any sequence of star-to-star moves. Moving the top of
 one star onto the other keeps the string "star 0 bottom to top, then star 1 top to
 bottom" unchanged and only shifts the split point between the stars by one, and a

@@ -1,6 +1,6 @@
 """Boomerang: two decks stripped to A 7 8 9 T J Q K, foundations that go up and back.
 
-RULES.md "Boomerang". Each suit's foundation is built 7 8 9 T J Q K A K Q J T 9 8 7
+docs/rules.md "Boomerang". Each suit's foundation is built 7 8 9 T J Q K A K Q J T 9 8 7
 A (16 cards: both copies of every card of the suit). The 12 tableau piles build up or
 down in suit, one card at a time, in the rank order 7 8 9 T J Q K A; a pile's
 direction is read from its top two cards. An emptied pile is refilled at once from the

@@ -1,6 +1,6 @@
 """Forty Thieves: two decks, 8 foundations, 10 piles of 4 building down in suit.
 
-RULES.md "Forty Thieves". One card moves at a time; an empty tableau pile takes any
+docs/rules.md "Forty Thieves". One card moves at a time; an empty tableau pile takes any
 card; the stock is gone through once, one card at a time, onto the waste.
 """
 

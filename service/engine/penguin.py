@@ -1,6 +1,6 @@
 """The Penguin family: Penguin, Penguin II, Opus, Pelican, Penguin with free-cell moves.
 
-One engine with five knobs (RULES.md, "The Penguin family"); the named games are
+One engine with five knobs (docs/rules.md, "The Penguin family"); the named games are
 presets and a client may ask for any other valid combination of the options:
 
 - ``cells``: how many cells (0-10).

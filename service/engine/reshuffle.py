@@ -1,6 +1,6 @@
 """Reshuffles during play (redeals that shuffle), derived from the deal number.
 
-RULES.md "Determinism": every later shuffle is determined by the deal number and the
+docs/rules.md "Determinism": every later shuffle is determined by the deal number and the
 count of earlier reshuffles, so replaying the same moves from the same deal always
 gives the same game. The procedure is part of the public contract:
 

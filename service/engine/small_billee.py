@@ -3,7 +3,7 @@
 Flat pile indices: foundations 0-3, cells 4-9, fans 10-21. One counter,
 ``redeals_used`` (0-3).
 
-The deal (RULES.md, a game PySolFC lacks): the deck is shuffled with PySolFC's
+The deal (docs/rules.md, a game PySolFC lacks): the deck is shuffled with PySolFC's
 generator for the deal number, the four Aces are taken out (foundation ``i`` gets the
 Ace of suit ``i``: C, D, H, S), and the other 48 cards, in their shuffled order, are
 dealt from the end of the list: one to each cell 0-5, then row by row to the fans,

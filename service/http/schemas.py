@@ -177,7 +177,7 @@ def pile_group_field(description: str) -> PileGroupField:
 
 
 class PilesSchema(Strict):
-    """The pile groups of RULES.md; a game uses some of them (see its ``pile_groups``)."""
+    """The pile groups of docs/rules.md; a game uses some of them (see its ``pile_groups``)."""
 
     foundation = pile_group_field("Foundations.")
     tableau = pile_group_field("Tableau piles.")

@@ -28,7 +28,7 @@ blp = Blueprint(
     description=(
         "Solve deals and ask for hints. The solver searches the position exactly as sent: in "
         "games whose redeals reshuffle (Small Billee, Abandon Hope), each reshuffle is "
-        "determined by the state (its deal number and the redeals made, RULES.md "
+        "determined by the state (its deal number and the redeals made, docs/rules.md "
         "\"Determinism\"), so a solution is a solution of the deal as dealt, reshuffles "
         "included, and replays move by move through the moves endpoint."
     ),

@@ -13,18 +13,18 @@ from dataclasses import dataclass
 
 from service.engine.core import MAX_DEAL, Game, Move, State
 
-from .plugins import knowledge_for
-from .search import Limits, SolveResult, solve, verify
+from .plugins import strategy_for
+from .search import Limits, Outcome, SolveResult, StopReason, solve, verify
 
 log = logging.getLogger("service.solver")
 
 
 def solve_position(game: Game, state: State, limits: Limits) -> SolveResult:
     """Solve ``state`` within ``limits``; a solution is always a verified one."""
-    result = solve(knowledge_for(game, state), limits)
-    if result.result == "solved" and not verify(game, state, result.moves):
+    result = solve(strategy_for(game, state), limits)
+    if result.result is Outcome.SOLVED and not verify(game, state, result.moves):
         log.error("solver produced an invalid solution for %s deal %s", game.id, state.deal)
-        return SolveResult("unknown", [], result.states, result.seconds, "invalid-solution")
+        return SolveResult(Outcome.UNKNOWN, [], result.states, result.seconds, StopReason.INVALID_SOLUTION)
     return result
 
 
@@ -42,13 +42,13 @@ class Hint:
 def hint(game: Game, state: State, limits: Limits) -> Hint:
     """A solution's first move if one is found within ``limits``; else the heuristic's
     choice: the first move the game's solver knowledge would try (its
-    :attr:`~service.solver.search.Knowledge.heuristic` says what it prefers, and the
+    :attr:`~service.solver.search.Strategy.heuristic` says what it prefers, and the
     reason quotes it)."""
     result = solve_position(game, state, limits)
     legal = game.legal_moves(state)
     if game.is_won(state):
         return Hint(None, "the game is already won", True, result)
-    if result.result == "solved":
+    if result.result is Outcome.SOLVED:
         n = len(result.moves)
         return Hint(
             result.moves[0],
@@ -58,10 +58,10 @@ def hint(game: Game, state: State, limits: Limits) -> Hint:
         )
     if not legal:
         return Hint(None, "no legal move is left: the game is lost", False, result)
-    kn = knowledge_for(game, state)
+    kn = strategy_for(game, state)
     ordered = [m for m in kn.ordered_moves(state) if m in legal]
     move = ordered[0] if ordered else legal[0]
-    if result.result == "unsolvable":
+    if result.result is Outcome.UNSOLVABLE:
         return Hint(
             move,
             "the game can no longer be won (the solver searched every reachable position); "
@@ -110,6 +110,6 @@ def first_winnable_deal(
         t0 = time.monotonic()
         result = solve_position(game, state, Limits(seconds, max_states))
         log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - t0)
-        if result.result == "solved":
+        if result.result is Outcome.SOLVED:
             return WinnableSearch(range(start, deal + 1), (deal, state))
     return WinnableSearch(range(start, last), None)

@@ -1,15 +1,15 @@
 """The search core: one depth-first search with a visited set, for every game.
 
-The core knows nothing about cards. A :class:`Knowledge` object (one per game, see
+The core knows nothing about cards. A :class:`Strategy` object (one per game, see
 :mod:`service.solver.plugins`) tells it how to list a position's children in a good
 order, which moves are safe to make without searching them, and how to merge
-equivalent positions (its canonical key). Knowledge may use macro moves internally;
+equivalent positions (its canonical key). A strategy may use macro moves internally;
 every child carries the engine moves that produce it, so the solution the core returns
 is a plain list of engine moves, and :func:`verify` replays it through
 ``game.legal_moves`` before anyone sees it.
 
 Soundness: ``unsolvable`` is answered only when the search exhausted every position
-reachable from the start, up to the knowledge's pruning (canonical keys, safe
+reachable from the start, up to the strategy's pruning (canonical keys, safe
 automatic moves, merged equivalent moves), which each plug-in documents and argues.
 """
 
@@ -21,12 +21,13 @@ import threading
 import time
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from service.engine.core import Game, Move, State
 
 MoveLike = tuple[int, int, int, int]  # a Move, or a plain tuple of its fields (faster to make)
-# A search node: the engine's State, or a plug-in's own compact form of it (Knowledge.start).
+# A search node: the engine's State, or a plug-in's own compact form of it (Strategy.start).
 Node = Any
 Child = tuple[tuple[MoveLike, ...], Node]
 # Best-first keeps whole positions open (about 1 KB each): past this many, the worst
@@ -54,30 +55,56 @@ class Limits:
     max_states: int
 
 
+class Outcome(StrEnum):
+    """What a search decided (the API's ``result``)."""
+
+    SOLVED = "solved"  # the moves win
+    UNSOLVABLE = "unsolvable"  # proved: every reachable position was seen (up to sound pruning)
+    UNKNOWN = "unknown"  # a limit stopped the search first
+
+
+class StopReason(StrEnum):
+    """Why a search answered ``unknown`` (the API's ``stopped_by``)."""
+
+    TIME = "time"
+    STATES = "states"
+    MEMORY = "memory"  # best-first dropped open positions, so it can no longer prove a loss
+    INVALID_SOLUTION = "invalid-solution"  # a plug-in's solution failed the engine's replay
+    DEPTH = "depth"  # only inside depth_first: the bounded pass cut a line
+
+
+class SearchPlan(StrEnum):
+    """Which passes :func:`solve` runs for a strategy."""
+
+    DEPTH_FIRST = "depth-first"  # one depth-first search, children in order
+    DEPTH_THEN_BEST_FIRST = "depth-first+best-first"  # see Strategy.first_share
+    OWN = "own"  # the strategy's own_search
+
+
 @dataclass
 class SolveResult:
-    """``result`` is ``solved`` (``moves`` win), ``unsolvable`` (proved) or ``unknown``."""
+    """A search's answer: ``moves`` win when ``result`` is ``SOLVED``."""
 
-    result: str
+    result: Outcome
     moves: list[Move] = field(default_factory=list)
     states: int = 0
     seconds: float = 0.0
-    # "time", "states", "memory" or "invalid-solution" (unknown); "depth" only inside depth_first
-    stopped_by: str | None = None
+    stopped_by: StopReason | None = None  # set when result is UNKNOWN
 
 
-class Knowledge:
-    """Per-game knowledge the search uses. This base class is the generic one: it works
-    for any game through the engine interface alone, and each method is a hook a
-    game's plug-in overrides where it pays."""
+class Strategy:
+    """How the search treats one game: move order, safe moves, canonical keys, passes.
 
-    #: "dfs" (depth-first, children in order), "own" (the plug-in's :meth:`own_search`)
-    #: or "dfs+best-first" (depth-first for :attr:`first_share` of the time, then
+    This base class is the generic one: it works for any game through the engine
+    interface alone, and each method is a hook a game's plug-in overrides where it pays."""
+
+    #: DEPTH_FIRST (children in order), OWN (the plug-in's :meth:`own_search`) or
+    #: DEPTH_THEN_BEST_FIRST (depth-first for :attr:`first_share` of the time, then
     #: best-first, lowest :meth:`score` first, from scratch: two different looks, as
     #: Freecell Solver's flares). Each pass keeps every visited key and stops only when
     #: the reachable space is exhausted, so each proves loss soundly on its own.
-    strategy: str = "dfs"
-    #: Under "dfs+best-first", the share of the time the depth-first pass gets.
+    plan: SearchPlan = SearchPlan.DEPTH_FIRST
+    #: Under DEPTH_THEN_BEST_FIRST, the share of the time the depth-first pass gets.
     first_share: float = 0.5
     #: A depth-first solution through more positions than this is shortened before it
     #: is answered (see :func:`shorten`); a typical one is far shorter.
@@ -147,7 +174,7 @@ class Knowledge:
         return sorted(game.legal_moves(state), key=score)
 
     def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float) -> SolveResult:
-        """A plug-in's own search (strategy "own"), from ``root`` after the ``first``
+        """A plug-in's own search (plan OWN), from ``root`` after the ``first``
         automatic moves; it must answer ``unsolvable`` only after an exhaustive pass,
         and may use :func:`depth_first` and :func:`best_first` as building blocks."""
         raise NotImplementedError
@@ -191,27 +218,26 @@ class _GcPause:
 gc_paused = _GcPause()
 
 
-def solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
-    """Search from ``knowledge.root`` within ``limits``, as the knowledge's strategy
+def solve(strategy: Strategy, limits: Limits) -> SolveResult:
+    """Search from ``strategy.root`` within ``limits``, as the strategy's plan
     says, with the cyclic garbage collector paused (:class:`_GcPause`). The positions of
     every pass together stay within ``limits.max_states``: a later pass gets what the
     earlier ones left."""
     with gc_paused:
-        return _solve(knowledge, limits)
+        return _solve(strategy, limits)
 
 
-def _solve(knowledge: Knowledge, limits: Limits) -> SolveResult:
+def _solve(kn: Strategy, limits: Limits) -> SolveResult:
     t0 = time.monotonic()
-    kn = knowledge
     first, root = kn.auto(kn.start())
     if kn.is_won(root):
-        return SolveResult("solved", [Move(*m) for m in first], 1, time.monotonic() - t0)
-    if kn.strategy == "own":
+        return SolveResult(Outcome.SOLVED, [Move(*m) for m in first], 1, time.monotonic() - t0)
+    if kn.plan is SearchPlan.OWN:
         return kn.own_search(limits, first, root, t0)
-    if kn.strategy == "dfs+best-first":
+    if kn.plan is SearchPlan.DEPTH_THEN_BEST_FIRST:
         part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
         r1 = depth_first(kn, part, first, root, t0)
-        if r1.result != "unknown" or r1.stopped_by != "time":
+        if r1.result is not Outcome.UNKNOWN or r1.stopped_by is not StopReason.TIME:
             return r1
         r2 = best_first(kn, remaining(limits, r1.states), first, root, t0)
         r2.states += r1.states
@@ -226,13 +252,13 @@ def remaining(limits: Limits, used: int) -> Limits:
 
 
 def depth_first(
-    kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
+    kn: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
 ) -> SolveResult:
     """Depth-first search with a visited set (bounded first if ``kn.max_depth`` says so)."""
     if kn.max_depth is None:
         return depth_first_pass(kn, limits, first, root, t0, None)
     bounded = depth_first_pass(kn, limits, first, root, t0, kn.max_depth)
-    if bounded.stopped_by != "depth":
+    if bounded.stopped_by is not StopReason.DEPTH:
         return bounded
     again = depth_first_pass(kn, remaining(limits, bounded.states), first, root, t0, None)
     again.states += bounded.states
@@ -240,7 +266,7 @@ def depth_first(
 
 
 def depth_first_pass(
-    kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float, max_depth: int | None
+    kn: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float, max_depth: int | None
 ) -> SolveResult:
     """One depth-first pass; with ``max_depth``, lines longer than that are cut, and a
     pass that cut one and found nothing answers unknown, stopped by "depth"."""
@@ -259,7 +285,7 @@ def depth_first_pass(
         for moves, child in stack[-1]:
             tick += 1
             if tick & 127 == 0 and time.monotonic() > deadline:
-                return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "time")
+                return SolveResult(Outcome.UNKNOWN, [], len(visited), time.monotonic() - t0, StopReason.TIME)
             k = key(child)
             if k in visited:
                 continue
@@ -270,9 +296,9 @@ def depth_first_pass(
                 if len(nodes) > kn.long_path:
                     path = shorten(kn, nodes, path, deadline)
                 solution = [Move(*m) for step in path for m in step]
-                return SolveResult("solved", solution, len(visited), time.monotonic() - t0)
+                return SolveResult(Outcome.SOLVED, solution, len(visited), time.monotonic() - t0)
             if len(visited) >= max_states:
-                return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "states")
+                return SolveResult(Outcome.UNKNOWN, [], len(visited), time.monotonic() - t0, StopReason.STATES)
             if len(stack) >= depth_cap:
                 # not searched here: forget it, so that a shorter line may reach it
                 cut = True
@@ -287,12 +313,12 @@ def depth_first_pass(
             path.pop()
             nodes.pop()
     if cut:
-        return SolveResult("unknown", [], len(visited), time.monotonic() - t0, "depth")
-    return SolveResult("unsolvable", [], len(visited), time.monotonic() - t0)
+        return SolveResult(Outcome.UNKNOWN, [], len(visited), time.monotonic() - t0, StopReason.DEPTH)
+    return SolveResult(Outcome.UNSOLVABLE, [], len(visited), time.monotonic() - t0)
 
 
 def shorten(
-    kn: Knowledge, nodes: list[Node], path: list[tuple[MoveLike, ...]], deadline: float
+    kn: Strategy, nodes: list[Node], path: list[tuple[MoveLike, ...]], deadline: float
 ) -> list[tuple[MoveLike, ...]]:
     """A shorter line through the same won search path, or ``path`` itself.
 
@@ -334,7 +360,7 @@ def shorten(
 
 
 def best_first(
-    kn: Knowledge, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
+    kn: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
 ) -> SolveResult:
     """Greedy best-first: always expand the open node with the lowest score. Each key
     records its parent and the moves from it, to rebuild the solution."""
@@ -356,7 +382,7 @@ def best_first(
         for moves, child in kn.children(node):
             tick += 1
             if tick & 127 == 0 and time.monotonic() > deadline:
-                return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "time")
+                return SolveResult(Outcome.UNKNOWN, [], len(parent), time.monotonic() - t0, StopReason.TIME)
             k = key(child)
             if k in parent:
                 continue
@@ -368,14 +394,14 @@ def best_first(
                     cur, step = parent[cur]
                     steps.append(step)
                 solution = [Move(*m) for step in reversed(steps) for m in step]
-                return SolveResult("solved", solution, len(parent), time.monotonic() - t0)
+                return SolveResult(Outcome.SOLVED, solution, len(parent), time.monotonic() - t0)
             if len(parent) >= max_states:
-                return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "states")
+                return SolveResult(Outcome.UNKNOWN, [], len(parent), time.monotonic() - t0, StopReason.STATES)
             count += 1
             heapq.heappush(heap, (score(child), count, k, child))
     if pruned:
-        return SolveResult("unknown", [], len(parent), time.monotonic() - t0, "memory")
-    return SolveResult("unsolvable", [], len(parent), time.monotonic() - t0)
+        return SolveResult(Outcome.UNKNOWN, [], len(parent), time.monotonic() - t0, StopReason.MEMORY)
+    return SolveResult(Outcome.UNSOLVABLE, [], len(parent), time.monotonic() - t0)
 
 
 def verify(game: Game, state: State, moves: list[Move]) -> bool:

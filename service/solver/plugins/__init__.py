@@ -5,28 +5,28 @@ from __future__ import annotations
 from service.engine.core import Game, State
 from service.engine.penguin import PenguinFamily
 
-from ..search import Knowledge
-from .abandon_hope import AbandonHopeKnowledge
-from .binary_star import BinaryStarKnowledge
-from .boomerang import BoomerangKnowledge
-from .forty_thieves import FortyThievesKnowledge
-from .grouped import GROUPED, GroupedKnowledge
-from .penguin import PenguinKnowledge
+from ..search import Strategy
+from .abandon_hope import AbandonHopeStrategy
+from .binary_star import BinaryStarStrategy
+from .boomerang import BoomerangStrategy
+from .forty_thieves import FortyThievesStrategy
+from .grouped import GROUPED, GroupedStrategy
+from .penguin import PenguinStrategy
 
 
-def knowledge_for(game: Game, root: State) -> Knowledge:
+def strategy_for(game: Game, root: State) -> Strategy:
     """The best knowledge this package has for ``game``, rooted at ``root``."""
     if isinstance(game, PenguinFamily):
-        return PenguinKnowledge(game, root)
+        return PenguinStrategy(game, root)
     if game.id == "binary-star":
-        return BinaryStarKnowledge(game, root)
+        return BinaryStarStrategy(game, root)
     if game.id == "forty-thieves":
-        return FortyThievesKnowledge(game, root)
+        return FortyThievesStrategy(game, root)
     if game.id == "boomerang":
-        return BoomerangKnowledge(game, root)
+        return BoomerangStrategy(game, root)
     if game.id == "abandon-hope":
-        return AbandonHopeKnowledge(game, root)
+        return AbandonHopeStrategy(game, root)
     spec = GROUPED.get(game.id)
     if spec is not None:
-        return GroupedKnowledge(game, root, spec)
-    return Knowledge(game, root)
+        return GroupedStrategy(game, root, spec)
+    return Strategy(game, root)

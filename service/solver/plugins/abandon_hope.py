@@ -1,4 +1,4 @@
-"""Knowledge of Abandon Hope: an exact search over (redeals used, Clubs still in play).
+"""Strategy of Abandon Hope: an exact search over (redeals used, Clubs still in play).
 
 The game's only choices are which available Clubs to discard before each redeal, and
 the search looks at nothing else. It is exhaustive, with no heuristic pruning: each
@@ -41,7 +41,7 @@ from service.engine.core import REDEAL, Action, Game, Move, State
 from service.engine.reshuffle import reshuffle_seed
 from service.engine.shuffle import pysol_shuffle
 
-from ..search import Knowledge, Limits, MoveLike, SolveResult, depth_first
+from ..search import Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy, depth_first
 
 CLUBS_IN_DECK = 13
 TOP, BOTTOM, IN_STOCK = 0, 1, 2
@@ -61,8 +61,8 @@ def options_free(groups: list[tuple[int, ...]]) -> int:
     return sum(g[-1].bit_count() for g in groups)
 
 
-class AbandonHopeKnowledge(Knowledge):
-    strategy = "own"
+class AbandonHopeStrategy(Strategy):
+    plan = SearchPlan.OWN
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)
@@ -153,7 +153,7 @@ class AbandonHopeKnowledge(Knowledge):
         max_states = max(1, limits.max_states)
         visited: set[int] = set()
         path: list[int] = []  # discard set of each phase searched so far
-        stopped: list[str] = []
+        stopped: list[StopReason] = []
 
         def search(r: int, left: int, groups: list[tuple[int, ...]]) -> bool:
             """Can the phase after ``r`` redeals, with these options, still win?"""
@@ -169,10 +169,10 @@ class AbandonHopeKnowledge(Knowledge):
                     continue
                 visited.add(node)
                 if len(visited) >= max_states:
-                    stopped.append("states")
+                    stopped.append(StopReason.STATES)
                     return False
                 if time.monotonic() > deadline:  # each node lists up to 2^13 discard sets
-                    stopped.append("time")
+                    stopped.append(StopReason.TIME)
                     return False
                 path.append(d)
                 if search(r + 1, child, self.groups_after_redeal(r + 1, child)):
@@ -187,10 +187,10 @@ class AbandonHopeKnowledge(Knowledge):
         seconds = time.monotonic() - t0
         if won:
             moves = [Move(*m) for m in first] + self.replay(root, path)
-            return SolveResult("solved", moves, states, seconds)
+            return SolveResult(Outcome.SOLVED, moves, states, seconds)
         if stopped:
-            return SolveResult("unknown", [], states, seconds, stopped[0])
-        return SolveResult("unsolvable", [], states, seconds)
+            return SolveResult(Outcome.UNKNOWN, [], states, seconds, stopped[0])
+        return SolveResult(Outcome.UNSOLVABLE, [], states, seconds)
 
     def replay(self, state: State, path: list[int]) -> list[Move]:
         """Engine moves that discard each phase's set, redeal, and finally discard until

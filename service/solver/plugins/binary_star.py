@@ -1,4 +1,4 @@
-"""Knowledge of Binary Star: ranks only, the stars as one string, star shuffling folded in.
+"""Strategy of Binary Star: ranks only, the stars as one string, star shuffling folded in.
 
 - Stars build up or down by one regardless of suit (Ace and King consecutive) and fans
   never take a card, so a card's suit never matters: search nodes hold ranks only, and
@@ -34,7 +34,7 @@
   when ``s`` holds a pair of the kind used up. Moves between the stars are never
   searched on their own: they only move the split inside a free position (same key)
   and are legal nowhere in a stuck one. The engine moves of a winning path are
-  rebuilt at the end (:meth:`BinaryStarKnowledge._replay`): for a free step, the
+  rebuilt at the end (:meth:`BinaryStarStrategy._replay`): for a free step, the
   star-to-star moves that bring the split to the nearest gap of the kind (of either
   kind for tops ``(r, r)``), all legal because every pair on the way is consecutive,
   then the card.
@@ -69,7 +69,7 @@ from typing import Any
 
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Knowledge, Limits, MoveLike, SolveResult, depth_first
+from ..search import Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy, depth_first
 
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
@@ -99,7 +99,7 @@ def luby(i: int) -> int:
             k += 1
 
 
-Step = tuple[int, int, int]  # (fan, near rank, far rank): see BinaryStarKnowledge._replay
+Step = tuple[int, int, int]  # (fan, near rank, far rank): see BinaryStarStrategy._replay
 # UP[r], DN[r]: the ranks one above and one below r (1..13, wrapping); 0 stays 0
 UP = bytes((0, *(r % 13 + 1 for r in range(1, 14))))
 DN = bytes((0, *((r - 2) % 13 + 1 for r in range(1, 14))))
@@ -179,7 +179,7 @@ class _Search:
         self.max_states = max(1, limits.max_states)
         self.dead: set[int] = set()
         self.states = 0
-        self.stopped: str | None = None
+        self.stopped: StopReason | None = None
 
     def fans_part(self, h: list[int]) -> int:
         """The fans at heights ``h`` as a multiset of contents (see :func:`pack`)."""
@@ -303,9 +303,9 @@ class _Search:
                 spent += 1
                 if spent & 255 == 0 or spent >= budget:
                     if time.monotonic() > self.deadline:
-                        self.stopped = "time"
+                        self.stopped = StopReason.TIME
                     elif self.states + spent >= self.max_states:
-                        self.stopped = "states"
+                        self.stopped = StopReason.STATES
                     elif spent >= budget:
                         self.aborted = True
                     if self.stopped or self.aborted:
@@ -334,8 +334,8 @@ class _Search:
         return None
 
 
-class BinaryStarKnowledge(Knowledge):
-    strategy = "own"
+class BinaryStarStrategy(Strategy):
+    plan = SearchPlan.OWN
     heuristic = (
         "it prefers fan cards, from the fullest fan, and among them a card whose "
         "neighbouring rank waits on a fan's top; moves between the stars come last"
@@ -365,16 +365,16 @@ class BinaryStarKnowledge(Knowledge):
         """Depth-first runs with restarts over abstract nodes; see the module docstring."""
         node = self.node_of(root)
         if node is None:
-            return depth_first(Knowledge(self.game, root), limits, first, root, t0)  # not a valid position
+            return depth_first(Strategy(self.game, root), limits, first, root, t0)  # not a valid position
         search = _Search(*node, limits, t0)
         path = search.run(self.seed)
         seconds = time.monotonic() - t0
         if path is not None:
             moves = [Move(*m) for m in first] + self.moves_of(root, path)
-            return SolveResult("solved", moves, search.states, seconds)
+            return SolveResult(Outcome.SOLVED, moves, search.states, seconds)
         if search.stopped:
-            return SolveResult("unknown", [], search.states, seconds, search.stopped)
-        return SolveResult("unsolvable", [], search.states, seconds)
+            return SolveResult(Outcome.UNKNOWN, [], search.states, seconds, search.stopped)
+        return SolveResult(Outcome.UNSOLVABLE, [], search.states, seconds)
 
     def node_of(self, state: State) -> tuple[tuple[bytes, ...], int, int, int] | None:
         """The fans (ranks), the pair-kind counts and the tops (0, 0: free; else the

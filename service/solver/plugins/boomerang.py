@@ -1,4 +1,4 @@
-"""Knowledge of Boomerang: own move generation on ``bytes`` piles, a lost-position test.
+"""Strategy of Boomerang: own move generation on ``bytes`` piles, a lost-position test.
 
 Pruning, each sound (it never hides a solution, so "unsolvable" stays a proof):
 
@@ -12,7 +12,7 @@ Pruning, each sound (it never hides a solution, so "unsolvable" stays a proof):
   in their fixed order, and which foundation holds which suit changes nothing.
 - **Merged moves**: a Seven goes only to the first empty foundation (empty ones are
   alike, see the key). Every other engine move is generated.
-- **Lost positions** (:meth:`BoomerangKnowledge.dead`): let S be a set of tableau and
+- **Lost positions** (:meth:`BoomerangStrategy.dead`): let S be a set of tableau and
   waste cards none of which could make the first move out of S while all the others
   stay put. Then no card of S ever moves (the first to move would need an earlier
   one), none reaches a foundation, and the game is lost. The largest such S is found
@@ -40,7 +40,19 @@ from operator import itemgetter
 from service.engine.boomerang import FOUNDATION_SEQUENCE, POS, RANK_AT
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Child, Knowledge, Limits, MoveLike, SolveResult, best_first, depth_first, remaining
+from ..search import (
+    Child,
+    Limits,
+    MoveLike,
+    Outcome,
+    SearchPlan,
+    SolveResult,
+    StopReason,
+    Strategy,
+    best_first,
+    depth_first,
+    remaining,
+)
 
 MOVE = int(Action.MOVE)
 DEAL: MoveLike = (int(Action.DEAL), -1, -1, 0)
@@ -103,12 +115,12 @@ ANY = -2  # CONT of a pile's bottom card: alone, it takes either neighbour
 NO_INST: tuple[tuple[int, int, int], ...] = ()
 
 
-class BoomerangKnowledge(Knowledge):
+class BoomerangStrategy(Strategy):
     heuristic = (
         "it prefers foundation moves, then moves of a pile's only card (the refill brings "
         "a new card into play), builds from the waste, then other builds; a deal comes last"
     )
-    strategy = "own"
+    plan = SearchPlan.OWN
     #: Score weights: cards in the waste, cards in the stock, single-card piles.
     W: tuple[float, float, float] = (0.25, 0.2, 0.0)
     #: The flares: best-first passes, each from scratch with its own score weights and
@@ -258,7 +270,7 @@ class BoomerangKnowledge(Knowledge):
             elapsed += share * limits.max_seconds
             r = best_first(self, remaining(Limits(elapsed, limits.max_states), states), first, root, t0)
             states += r.states
-            if r.result != "unknown" or r.stopped_by not in ("time", "memory"):
+            if r.result is not Outcome.UNKNOWN or r.stopped_by not in (StopReason.TIME, StopReason.MEMORY):
                 r.states = states
                 return r
         r = depth_first(self, remaining(limits, states), first, root, t0)

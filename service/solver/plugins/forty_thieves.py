@@ -1,4 +1,4 @@
-"""Knowledge of Forty Thieves: its own fast move generation on ``bytes`` piles, and its
+"""Strategy of Forty Thieves: its own fast move generation on ``bytes`` piles, and its
 own search (beam passes over the stock, and slices of an exhaustive depth-first search).
 
 Pruning (each is sound: it never removes a position's last way to win):
@@ -22,10 +22,10 @@ Pruning (each is sound: it never removes a position's last way to win):
   and last the moves of a card off its suit's next-higher card (they only swap
   copies).
 
-Search (strategy "own", :meth:`FortyThievesKnowledge.own_search`): beam passes of
+Search (strategy "own", :meth:`FortyThievesStrategy.own_search`): beam passes of
 growing width over the stock levels, and between them slices of one exhaustive
 depth-first search that pauses and resumes (:class:`_Dfs`; it keeps
-:attr:`~FortyThievesKnowledge.dfs_share` of the time, and its first slice, 1,500
+:attr:`~FortyThievesStrategy.dfs_share` of the time, and its first slice, 1,500
 positions, decides small end games at once); it has whatever time the passes leave.
 Each pass weighs the waste in its score its own way, and may choose its beam with
 the buried term below. The depth-first search's share is small (5%): the 40% of the
@@ -82,7 +82,7 @@ and a wider beam early in the game changed little or lost deals.
 
 The buried term: the positions one deal on (the beam) are chosen by the score plus
 ``bury`` times the cards lying above the cards the foundations need next, in the
-tableau and the waste (:meth:`~FortyThievesKnowledge.buried`: for each suit the
+tableau and the waste (:meth:`~FortyThievesStrategy.buried`: for each suit the
 outside copies of the rank above its lower foundation, an Ace while it has fewer than
 two; in a "both" pass the rank above its higher foundation too; a card in the stock
 counts nothing). It is read off the position's key (see the cost below). The
@@ -135,7 +135,7 @@ from typing import Any
 
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Child, Knowledge, Limits, MoveLike, SolveResult
+from ..search import Child, Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy
 
 MOVE = int(Action.MOVE)
 DEAL = (int(Action.DEAL), -1, -1, 0)
@@ -153,15 +153,15 @@ class _Dfs:
     """The exhaustive depth-first search of :func:`depth_first`, able to pause (at a
     deadline or a number of positions) and to resume where it stopped."""
 
-    def __init__(self, kn: FortyThievesKnowledge, first: tuple[MoveLike, ...], root: Piles) -> None:
+    def __init__(self, kn: FortyThievesStrategy, first: tuple[MoveLike, ...], root: Piles) -> None:
         self.kn = kn
         self.visited = {kn.key(root)}
         self.stack: list[Iterator[Child]] = [kn.children(root)]
         self.path: list[tuple[MoveLike, ...]] = [first]
-        self.result: str | None = None  # "solved" or "unsolvable" once decided
+        self.result: Outcome | None = None  # SOLVED or UNSOLVABLE once decided
         self.seconds = 0.0  # spent so far
 
-    def run(self, deadline: float, max_states: int) -> str | None:
+    def run(self, deadline: float, max_states: int) -> Outcome | None:
         """Search on until decided (the result), or None at the deadline or once
         ``max_states`` positions are visited."""
         t0 = time.monotonic()
@@ -170,7 +170,7 @@ class _Dfs:
         finally:
             self.seconds += time.monotonic() - t0
 
-    def _run(self, deadline: float, max_states: int) -> str | None:
+    def _run(self, deadline: float, max_states: int) -> Outcome | None:
         if self.result is not None:
             return self.result
         key, is_won, children = self.kn.key, self.kn.is_won, self.kn.children
@@ -186,7 +186,7 @@ class _Dfs:
                 visited.add(k)
                 path.append(moves)
                 if is_won(child):
-                    self.result = "solved"
+                    self.result = Outcome.SOLVED
                     return self.result
                 m = moves[0]
                 if len(moves) == 1 and 8 <= m[1] < 18 and 8 <= m[2] < 18:
@@ -200,15 +200,15 @@ class _Dfs:
             else:
                 stack.pop()
                 path.pop()
-        self.result = "unsolvable"
+        self.result = Outcome.UNSOLVABLE
         return self.result
 
-    def answer(self) -> tuple[str, list[Move]]:
+    def answer(self) -> tuple[Outcome, list[Move]]:
         """The result and, when solved, the winning moves."""
         assert self.result is not None
-        if self.result == "solved":
-            return "solved", [Move(*m) for step in self.path for m in step]
-        return "unsolvable", []
+        if self.result is Outcome.SOLVED:
+            return Outcome.SOLVED, [Move(*m) for step in self.path for m in step]
+        return Outcome.UNSOLVABLE, []
 
 
 def _unwind(trail: Trail) -> list[MoveLike]:
@@ -220,7 +220,7 @@ def _unwind(trail: Trail) -> list[MoveLike]:
     return [m for step in reversed(steps) for m in step]
 
 
-class FortyThievesKnowledge(Knowledge):
+class FortyThievesStrategy(Strategy):
     """Forty Thieves' knowledge and search (see the module docstring)."""
 
     heuristic = (
@@ -229,7 +229,7 @@ class FortyThievesKnowledge(Knowledge):
         "and moves of a card off its suit's next-higher card, come last"
     )
 
-    strategy = "own"
+    plan = SearchPlan.OWN
     #: States the first depth-first probe may visit (small end games are decided there).
     probe_states = 1500
     #: Beam passes in turn: (width, expansions per stock level and per beam slot, the
@@ -289,8 +289,8 @@ class FortyThievesKnowledge(Knowledge):
         dfs = _Dfs(self, first, root)
         self.stats = {"passes": [], "skipped": []}
 
-        def answer(result: str, moves: list[Move], why: str | None = None) -> SolveResult:
-            self.stats["dfs"] = (result if dfs.result is not None else "unknown", len(dfs.visited), dfs.seconds)
+        def answer(result: Outcome, moves: list[Move], why: StopReason | None = None) -> SolveResult:
+            self.stats["dfs"] = (result if dfs.result is not None else Outcome.UNKNOWN, len(dfs.visited), dfs.seconds)
             return SolveResult(result, moves, beam_states + len(dfs.visited), time.monotonic() - t0, why)
 
         beam_states = 0
@@ -328,11 +328,11 @@ class FortyThievesKnowledge(Knowledge):
             beam_seconds += time.monotonic() - now
             self.stats["passes"].append((width, per, waste, bury, both, n, why, self.narrowed))
             if found is not None:
-                return answer("solved", [Move(*m) for m in first] + [Move(*m) for m in found])
+                return answer(Outcome.SOLVED, [Move(*m) for m in first] + [Move(*m) for m in found])
             if why == "exhausted":
-                return answer("unsolvable", [])
+                return answer(Outcome.UNSOLVABLE, [])
             if why == "states":
-                return answer("unknown", [], "states")
+                return answer(Outcome.UNKNOWN, [], StopReason.STATES)
             if why == "done" and width >= widest and not self.narrowed:
                 # positions a slot costs: it falls with the width, so the widest pass says most
                 widest = width
@@ -340,7 +340,11 @@ class FortyThievesKnowledge(Knowledge):
         budget = max_states - beam_states
         if dfs.run(deadline, budget) is not None:
             return answer(*dfs.answer())
-        return answer("unknown", [], "states" if beam_states + len(dfs.visited) >= max_states else "time")
+        return answer(
+            Outcome.UNKNOWN,
+            [],
+            StopReason.STATES if beam_states + len(dfs.visited) >= max_states else StopReason.TIME,
+        )
 
     def _beam(
         self, root: Piles, width: int, per: int, deadline: float, max_states: int

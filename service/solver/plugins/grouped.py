@@ -2,7 +2,7 @@
 
 Which groups are interchangeable is rules knowledge, stated per game in
 :data:`GROUPED` with the reason; the engine's safe autoplay and the generic move order
-are kept (see :class:`~service.solver.search.Knowledge`).
+are kept (see :class:`~service.solver.search.Strategy`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from service.engine.core import Game, State
 
-from ..search import GROUP_SEP, Knowledge, pack_counters, pack_piles
+from ..search import GROUP_SEP, Strategy, pack_counters, pack_piles
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ GROUPED: dict[str, KeySpec] = {
 }
 
 
-class GroupedKnowledge(Knowledge):
+class GroupedStrategy(Strategy):
     def __init__(self, game: Game, root: State, spec: KeySpec) -> None:
         super().__init__(game, root)
         self.layout = [(g.name in spec.sorted_groups, game.group_range(g.name)) for g in game.groups]

@@ -1,4 +1,4 @@
-"""Knowledge of the Penguin family (Penguin, Penguin II, Opus, Pelican, Penguin with
+"""Strategy of the Penguin family (Penguin, Penguin II, Opus, Pelican, Penguin with
 free-cell moves, and any other combination of the family's options).
 
 Pruning, each sound (it never hides a solution):
@@ -48,7 +48,7 @@ from operator import itemgetter
 from service.engine.core import Action, Move, State
 from service.engine.penguin import PenguinFamily
 
-from ..search import Child, Knowledge, MoveLike
+from ..search import Child, MoveLike, SearchPlan, Strategy
 
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
@@ -67,7 +67,7 @@ NO_DIG = 99  # a pile with no card below its top run: nothing to dig for
 LAG_WEIGHT = 3
 
 
-class PenguinKnowledge(Knowledge):
+class PenguinStrategy(Strategy):
     heuristic = (
         "it prefers digging out a card a foundation takes next, then building on the "
         "tableau (moves that empty a pile first), then moves into a space; cards go into "
@@ -120,7 +120,7 @@ class PenguinKnowledge(Knowledge):
         self.max_depth = 100
         # One card at a time makes deep dead ends common: after half the time, a
         # best-first search takes a second, different look.
-        self.strategy = "dfs+best-first" if game.runs == "single" else "dfs"
+        self.plan = SearchPlan.DEPTH_THEN_BEST_FIRST if game.runs == "single" else SearchPlan.DEPTH_FIRST
 
     # --- keys and safe moves ----------------------------------------------------------
     def start(self) -> Piles:
@@ -315,7 +315,7 @@ class PenguinKnowledge(Knowledge):
         (the same argument), and may move as a macro through the free cells (the cards
         go up one by one, the bottom card moves, the others come back), as a player
         would do it. Free-cell-limit games: every legal move, except that a run goes to
-        the cells only as a whole (one macro move). (tests/test_solver_soundness.py checks these rules against
+        the cells only as a whole (one macro move). (tests/solver/test_soundness.py checks these rules against
         the generic search, which tries every legal move, on random end games.)
         Order: cell cards onto the tableau, digging to a card a foundation takes next
         (the shallowest first), runs onto the tableau (those that empty a pile first),

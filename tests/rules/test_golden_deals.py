@@ -1,8 +1,8 @@
 """Golden deals: a few deals of every game pinned as JSON, so a deal never changes.
 
-RULES.md makes the shuffle part of the public contract: once released, deal N of a
+docs/rules.md makes the shuffle part of the public contract: once released, deal N of a
 game never changes. If a change here is intended (a bug in matching PySolFC), rewrite
-the file with ``GOLDEN_UPDATE=1 pytest tests/test_golden_deals.py`` and say why in
+the file with ``GOLDEN_UPDATE=1 pytest tests/rules/test_golden_deals.py`` and say why in
 the commit.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from service.engine.notation import state_to_json
 from service.engine.registry import GAME_CLASSES, get_game
 
-GOLDEN = Path(__file__).parent / "golden" / "deals.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "deals.json"
 DEALS = (0, 1, 2, 31999, 32000, 123456789, 98765432109876543210)
 
 

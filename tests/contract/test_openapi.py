@@ -9,7 +9,7 @@ import yaml
 
 from service.http import create_app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_openapi_yaml_matches_the_schemas() -> None:

@@ -14,9 +14,9 @@ from service.engine.cards import RANKS, SUITS, parse_card
 from service.engine.core import Action, Game, Move, State
 from service.engine.registry import get_game
 from service.solver import Limits
-from service.solver.plugins import knowledge_for
-from service.solver.plugins.penguin import PenguinKnowledge
-from service.solver.search import Knowledge, solve, verify
+from service.solver.plugins import strategy_for
+from service.solver.plugins.penguin import PenguinStrategy
+from service.solver.search import Strategy, solve, verify
 from tests.helpers import grow_stars
 
 FAMILY = ["penguin", "penguin-ii", "opus", "pelican", "penguin-freecell-moves"]
@@ -45,11 +45,11 @@ def random_penguin_position(
     return game, State(tuple(piles), (), 1)
 
 
-def agreed_verdict(game: Game, state: State, plug: Knowledge, limits: Limits) -> str | None:
+def agreed_verdict(game: Game, state: State, plug: Strategy, limits: Limits) -> str | None:
     """The plug-in's verdict, asserted equal to the generic search's (which tries every
     legal move) and its solution replayed; None when either search hit a limit."""
     mine = solve(plug, limits)
-    plain = solve(Knowledge(game, state), limits)
+    plain = solve(Strategy(game, state), limits)
     if "unknown" in (mine.result, plain.result):
         return None
     assert mine.result == plain.result, (game.id, state)
@@ -70,7 +70,7 @@ def test_penguin_pruning_agrees_with_generic_search(game_id: str) -> None:
             game, state = random_penguin_position(game_id, rng, rng.randint(0, 2))
         if game.validate(state):  # type: ignore[attr-defined]
             continue
-        verdict = agreed_verdict(game, state, knowledge_for(game, state), Limits(2, 10**6))  # type: ignore[arg-type]
+        verdict = agreed_verdict(game, state, strategy_for(game, state), Limits(2, 10**6))  # type: ignore[arg-type]
         if verdict is not None:
             verdicts[verdict] += 1
     assert verdicts["solved"] and verdicts["unsolvable"], verdicts  # both kinds were checked
@@ -110,8 +110,8 @@ def test_penguin_cell_joins_agree_with_generic_search(game_id: str) -> None:
         game, state = random_penguin_position(game_id, rng, 2, lowest=JOIN_LOWEST[game_id])
         state = with_cell_children(game, state, rng)
         assert not game.validate(state)  # type: ignore[attr-defined]
-        kn = knowledge_for(game, state)  # type: ignore[arg-type]
-        assert isinstance(kn, PenguinKnowledge)
+        kn = strategy_for(game, state)  # type: ignore[arg-type]
+        assert isinstance(kn, PenguinStrategy)
         joined += any(m[1] in kn.C and m[2] in kn.T for m in kn.auto(kn.start())[0])
         verdict = agreed_verdict(game, state, kn, Limits(60, 50_000))  # type: ignore[arg-type]
         if verdict is not None:
@@ -122,7 +122,7 @@ def test_penguin_cell_joins_agree_with_generic_search(game_id: str) -> None:
         assert verdicts["unsolvable"], verdicts
 
 
-SOLUTIONS = Path(__file__).parent / "golden" / "penguin_solutions.json"
+SOLUTIONS = Path(__file__).resolve().parents[1] / "golden" / "penguin_solutions.json"
 
 
 @pytest.mark.parametrize("game_id", FAMILY)
@@ -141,7 +141,7 @@ def test_penguin_positions_on_a_solution_are_never_called_lost(game_id: str) -> 
         assert verify(game, state, moves)
         for i, move in enumerate(moves):
             if i % 7 == 0:
-                again = solve(knowledge_for(game, state), Limits(10, 10**6))
+                again = solve(strategy_for(game, state), Limits(10, 10**6))
                 assert again.result != "unsolvable", (game_id, deal, i)
                 checked += 1
             state = game.apply(state, move)
@@ -176,7 +176,7 @@ def test_binary_star_string_key_agrees_with_generic_search() -> None:
     for _ in range(60):
         game, state = random_binary_star_position(rng, rng.randint(3, 7))
         assert not game.validate(state)  # type: ignore[attr-defined]
-        verdict = agreed_verdict(game, state, knowledge_for(game, state), Limits(1, 10**6))  # type: ignore[arg-type]
+        verdict = agreed_verdict(game, state, strategy_for(game, state), Limits(1, 10**6))  # type: ignore[arg-type]
         if verdict is not None:
             verdicts[verdict] += 1
     assert verdicts["solved"] >= 5 and verdicts["unsolvable"] >= 5, verdicts
@@ -197,10 +197,10 @@ def test_small_billee_grouped_key_agrees_with_generic_search() -> None:
             if not moves:
                 break
             state = game.apply(state, rng.choice(moves))
-        plug = knowledge_for(game, state)
+        plug = strategy_for(game, state)
         verdict = agreed_verdict(game, state, plug, Limits(5, 10**6))
         if verdict is not None:
             verdicts[verdict] += 1
-            merged += solve(Knowledge(game, state), Limits(5, 10**6)).states - solve(plug, Limits(5, 10**6)).states
+            merged += solve(Strategy(game, state), Limits(5, 10**6)).states - solve(plug, Limits(5, 10**6)).states
     assert verdicts["solved"] >= 5 and verdicts["unsolvable"] >= 5, verdicts
     assert merged > 0  # the key did merge positions the exact key keeps apart

@@ -1,4 +1,4 @@
-"""Forty Thieves (RULES.md "Forty Thieves"): one test per rule, golden deals, random play."""
+"""Forty Thieves (docs/rules.md "Forty Thieves"): one test per rule, golden deals, random play."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from service.engine.core import DEAL, REDEAL, Action, EventKind, Move, State, St
 from service.engine.forty_thieves import GAME
 from service.engine.notation import state_to_json
 from service.engine.shuffle import pysol_deck, pysol_shuffle
-
-from .helpers import check_against_reference
+from tests.helpers import check_against_reference
 
 game = GAME()
 F = game.group_start["foundation"]
@@ -269,7 +268,7 @@ RANKS = "A23456789TJQK"
 
 
 def reference_moves(s: State) -> set[Move]:
-    """Every legal move, read straight from RULES.md (slow, independent of the engine)."""
+    """Every legal move, read straight from docs/rules.md (slow, independent of the engine)."""
     out: set[Move] = set()
     names = [[format_card(c) for c in p] for p in s.piles]
     for src in [*range(T, T + 10), WASTE]:

@@ -1,4 +1,4 @@
-"""Binary Star (RULES.md "Binary Star"): one test per rule, golden deals, exact loss."""
+"""Binary Star (docs/rules.md "Binary Star"): one test per rule, golden deals, exact loss."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from service.engine.cards import format_card, make_card, parse_card
 from service.engine.core import DEAL, REDEAL, Action, Move, State, Status
 from service.engine.notation import state_to_json
 from service.engine.shuffle import pysol_deck, pysol_shuffle
-
-from .helpers import check_against_reference
+from tests.helpers import check_against_reference
 
 game = GAME()
 S = game.group_start["star"]
@@ -327,7 +326,7 @@ RANKS = "A23456789TJQK"
 
 
 def reference_moves(s: State) -> set[Move]:
-    """Every legal move, read straight from RULES.md (slow, independent of the engine)."""
+    """Every legal move, read straight from docs/rules.md (slow, independent of the engine)."""
     out: set[Move] = set()
     names = [[format_card(c) for c in p] for p in s.piles]
 

@@ -12,8 +12,8 @@ from service.engine.core import Action
 from service.engine.notation import move_from_json, state_to_json
 from service.engine.registry import game_ids, get_game
 from service.solver import Limits, first_winnable_deal, solve_position
-from service.solver.plugins import knowledge_for
-from service.solver.search import SolveResult, depth_first_pass, solve, verify
+from service.solver.plugins import strategy_for
+from service.solver.search import Outcome, SolveResult, StopReason, depth_first_pass, solve, verify
 from tests.helpers import position
 
 # Deals each game's solver wins well within a second on this machine (found with the
@@ -104,12 +104,12 @@ LOST_PENGUIN = {
 def test_proved_unsolvable_penguin_position(client: Any) -> None:
     """A one-cell Penguin position with moves left but no win (Freecell Solver agrees, and
     so does the generic search without any of the Penguin pruning)."""
-    from service.solver.search import Knowledge, solve
+    from service.solver.search import Strategy, solve
 
     game = get_game("penguin", {"cells": 1})
     state = position(game, **LOST_PENGUIN)
     assert not game.validate(state) and game.legal_moves(state)
-    assert solve(Knowledge(game, state), Limits(10, 10**6)).result == "unsolvable"
+    assert solve(Strategy(game, state), Limits(10, 10**6)).result == "unsolvable"
     sj = state_to_json(game, state)
     r = client.post("/v1/games/penguin/solve", json={"state": sj})
     assert r.status_code == 200
@@ -187,7 +187,7 @@ def test_hint_unknown_uses_heuristic(client: Any, app: Any, monkeypatch: Any, ga
     state = game.initial_state(1)
     body = client.post(f"/v1/games/{game_id}/hint", json={"state": state_to_json(game, state)}).json
     assert body["winnable"] == "unknown"
-    kn = knowledge_for(game, state)
+    kn = strategy_for(game, state)
     assert kn.heuristic in body["reason"]
     legal = game.legal_moves(state)
     first = next(m for m in kn.ordered_moves(state) if m in legal)
@@ -235,7 +235,7 @@ def test_winnable_deal_search_keeps_to_its_total_budget(monkeypatch: Any) -> Non
     def slow_unknown(game: Any, state: Any, limits: Limits) -> SolveResult:
         given.append(round(limits.max_seconds, 6))
         now[0] += limits.max_seconds
-        return SolveResult("unknown", [], 0, limits.max_seconds, "time")
+        return SolveResult(Outcome.UNKNOWN, [], 0, limits.max_seconds, StopReason.TIME)
 
     monkeypatch.setattr(answers, "solve_position", slow_unknown)
     monkeypatch.setattr(answers, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
@@ -313,11 +313,11 @@ def test_wandering_solutions_are_shortened() -> None:
     the shortened line (a few hundred moves), still a verified win."""
     game = get_game("penguin-freecell-moves")
     state = game.initial_state(278)
-    kn = knowledge_for(game, state)
+    kn = strategy_for(game, state)
     kn.max_depth = None  # the depth bound alone would avoid the wandering line
     kn.long_path = 10**9
     assert len(solve(kn, Limits(10, 10**6)).moves) > 5000  # the premise: it wanders
-    kn = knowledge_for(game, state)
+    kn = strategy_for(game, state)
     kn.max_depth = None
     result = solve(kn, Limits(10, 10**6))
     assert result.result == "solved"
@@ -330,7 +330,7 @@ def test_depth_bound_pass_falls_back_to_a_full_search() -> None:
     a real deal: the full search that follows must still find the solution."""
     game = get_game("pelican")
     state = game.initial_state(1)
-    kn = knowledge_for(game, state)
+    kn = strategy_for(game, state)
     kn.max_depth = 3
     first, root = kn.auto(kn.start())
     bounded = depth_first_pass(kn, Limits(10, 10**6), first, root, time.monotonic(), 3)

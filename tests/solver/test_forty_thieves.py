@@ -15,9 +15,9 @@ import pytest
 from service.engine.core import Action, Move, State
 from service.engine.registry import get_game
 from service.solver import Limits
-from service.solver.plugins import knowledge_for
-from service.solver.plugins.forty_thieves import FortyThievesKnowledge, _Dfs
-from service.solver.search import Knowledge, depth_first, solve, verify
+from service.solver.plugins import strategy_for
+from service.solver.plugins.forty_thieves import FortyThievesStrategy, _Dfs
+from service.solver.search import Strategy, depth_first, solve, verify
 
 GAME = get_game("forty-thieves")
 
@@ -77,18 +77,18 @@ def positions() -> list[State]:
 POSITIONS = positions()
 
 
-@pytest.mark.parametrize("probe", [FortyThievesKnowledge.probe_states, 0])
+@pytest.mark.parametrize("probe", [FortyThievesStrategy.probe_states, 0])
 def test_pruning_agrees_with_generic_search(probe: int) -> None:
     """With the probe off (``probe`` 0) the beam passes run first: still the same
     verdicts (a pass that finds nothing leaves the verdict to the depth-first search)."""
     verdicts = {"solved": 0, "unsolvable": 0}
     for state in POSITIONS:
         assert not GAME.validate(state)
-        kn = knowledge_for(GAME, state)
-        assert isinstance(kn, FortyThievesKnowledge)
+        kn = strategy_for(GAME, state)
+        assert isinstance(kn, FortyThievesStrategy)
         kn.probe_states = probe
         plug = solve(kn, Limits(10, 2000))
-        plain = solve(Knowledge(GAME, state), Limits(10, 1000))
+        plain = solve(Strategy(GAME, state), Limits(10, 1000))
         if "unknown" in (plug.result, plain.result):
             continue
         assert plug.result == plain.result, state
@@ -106,7 +106,7 @@ def _exact(p: tuple[bytes, ...]) -> tuple[object, ...]:
 def _search_sample(state: State, limit: int = 300) -> list[tuple[bytes, ...]]:
     """Up to ``limit`` distinct positions reached from ``state`` through the plug-in's
     children, breadth first (told apart exactly, not by the key under test)."""
-    kn = knowledge_for(GAME, state)
+    kn = strategy_for(GAME, state)
     seen = {repr(_exact(kn.start()))}
     out = [kn.start()]
     for p in out:
@@ -125,7 +125,7 @@ def test_key_merges_only_equivalent_positions() -> None:
     order of the tableau piles and of the foundations (the key leaves the foundations
     out: the rest fixes them)."""
     for state in POSITIONS[::3]:
-        kn = knowledge_for(GAME, state)
+        kn = strategy_for(GAME, state)
         full: dict[object, object] = {}
         for p in _search_sample(state):
             exact = _exact(p)
@@ -145,7 +145,7 @@ def test_moves_are_the_engines_up_to_merging() -> None:
         return (m.src, -3 if not piles[m.dst] else m.dst)
 
     for state in POSITIONS[::3]:
-        kn = knowledge_for(GAME, state)
+        kn = strategy_for(GAME, state)
         for p in _search_sample(state, 100):
             st = State(tuple(tuple(x) for x in p), (), 1)
             engine = {merged(st.piles, m) for m in GAME.legal_moves(st)}
@@ -157,14 +157,14 @@ def test_beam_finds_deal_and_never_claims_a_loss() -> None:
     """Deal 2 is won by the first beam pass (no probe), and a beam pass that finds
     nothing in a short budget answers "unknown", not "unsolvable"."""
     state = GAME.initial_state(2)
-    kn = knowledge_for(GAME, state)
-    assert isinstance(kn, FortyThievesKnowledge)
+    kn = strategy_for(GAME, state)
+    assert isinstance(kn, FortyThievesStrategy)
     kn.probe_states = 0
     r = solve(kn, Limits(5, 10**6))
     assert r.result == "solved" and verify(GAME, state, r.moves)
     assert len(kn.stats["passes"]) == 1
     state = GAME.initial_state(1)
-    kn = knowledge_for(GAME, state)
+    kn = strategy_for(GAME, state)
     r = solve(kn, Limits(0.3, 10**6))
     assert r.result == "unknown" and r.stopped_by == "time"
 
@@ -175,13 +175,13 @@ def test_exhausted_beam_pass_is_a_sound_proof() -> None:
     pass that had to drop positions never says "exhausted"."""
     verdicts = {"solved": 0, "exhausted": 0}
     for state in POSITIONS:
-        kn = FortyThievesKnowledge(GAME, state)
+        kn = FortyThievesStrategy(GAME, state)
         kn.max_expansions = 10**6
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
         found, _, why = kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 3000)
-        plain = solve(Knowledge(GAME, state), Limits(10, 1000))
+        plain = solve(Strategy(GAME, state), Limits(10, 1000))
         if plain.result == "unknown" or why in ("time", "states"):
             continue
         if found is not None:
@@ -191,11 +191,11 @@ def test_exhausted_beam_pass_is_a_sound_proof() -> None:
         else:
             assert why == "exhausted" and plain.result == "unsolvable", state
             verdicts["exhausted"] += 1
-        narrow = FortyThievesKnowledge(GAME, state)
+        narrow = FortyThievesStrategy(GAME, state)
         found, _, why = narrow._beam(root, 1, 1, time.monotonic() + 60, 3000)
         assert why != "exhausted" or plain.result == "unsolvable"
     assert verdicts["solved"] >= 10 and verdicts["exhausted"] >= 10, verdicts
-    kn = FortyThievesKnowledge(GAME, GAME.initial_state(1))
+    kn = FortyThievesStrategy(GAME, GAME.initial_state(1))
     first, root = kn.auto(kn.start())
     assert kn._beam(root, 4, 2, time.monotonic() + 60, 100_000)[2] == "done"
 
@@ -204,7 +204,7 @@ def test_depth_first_search_resumes_where_it_paused() -> None:
     """The depth-first search run in slices of 7 positions visits the same positions
     and reaches the same verdict as the search core's depth-first search in one go."""
     for state in POSITIONS[::2]:
-        kn = FortyThievesKnowledge(GAME, state)
+        kn = FortyThievesStrategy(GAME, state)
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
@@ -225,20 +225,20 @@ def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
     "exhausted" only when the generic search proves the loss too."""
     narrowed = 0
     for state in POSITIONS[::2]:
-        kn = FortyThievesKnowledge(GAME, state)
+        kn = FortyThievesStrategy(GAME, state)
         kn.pace_margin, kn.min_width = 1e-12, 1
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
         found, _, why = kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 3000)
         narrowed += kn.narrowed == 1
-        plain = solve(Knowledge(GAME, state), Limits(10, 1000))
+        plain = solve(Strategy(GAME, state), Limits(10, 1000))
         if found is not None:
             assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
         if why == "exhausted":
             assert plain.result == "unsolvable", state
     assert narrowed >= 5
-    kn = FortyThievesKnowledge(GAME, GAME.initial_state(1))
+    kn = FortyThievesStrategy(GAME, GAME.initial_state(1))
     kn.pace_margin, kn.min_width = 1e-12, 1
     first, root = kn.auto(kn.start())
     assert kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 100_000)[2] == "done" and kn.narrowed == 1
@@ -252,7 +252,7 @@ def test_buried_counts_the_cards_above_the_next_needed_ones() -> None:
     checked = 0
     for both in (False, True):
         for state in POSITIONS[::3] + [GAME.initial_state(d) for d in (1, 5)]:
-            kn = FortyThievesKnowledge(GAME, state)
+            kn = FortyThievesStrategy(GAME, state)
             kn.bury_both = both
             for p in _search_sample(state, 100):
                 ranks: set[int] = set()
@@ -282,7 +282,7 @@ def test_buried_term_changes_which_deals_a_pass_wins(deal: int, width: int, per:
     state = GAME.initial_state(deal)
     wins = []
     for bury, count_both in ((2.0, both), (0.0 if not both else 2.0, False)):
-        kn = FortyThievesKnowledge(GAME, state)
+        kn = FortyThievesStrategy(GAME, state)
         kn.weights = (5.0, 2.0, waste, 1.0)
         kn.bury_weight, kn.bury_both = bury, count_both
         first, root = kn.auto(kn.start())

@@ -1,4 +1,4 @@
-"""The reshuffle contract (RULES.md "Determinism"; service/engine/reshuffle.py)."""
+"""The reshuffle contract (docs/rules.md "Determinism"; service/engine/reshuffle.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Amazons (RULES.md "Amazons"): one test per rule, plus golden deals."""
+"""Amazons (docs/rules.md "Amazons"): one test per rule, plus golden deals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Boomerang (RULES.md "Boomerang"): one test per rule, golden deals, random play."""
+"""Boomerang (docs/rules.md "Boomerang"): one test per rule, golden deals, random play."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from service.engine.cards import format_card, parse_card
 from service.engine.core import DEAL, REDEAL, Action, EventKind, Move, State, Status
 from service.engine.notation import state_to_json
 from service.engine.shuffle import pysol_deck, pysol_shuffle
-
-from .helpers import check_against_reference
+from tests.helpers import check_against_reference
 
 game = GAME()
 F = game.group_start["foundation"]
@@ -356,7 +355,7 @@ ORDER = "789TJQKA"
 
 
 def reference_moves(s: State) -> set[Move]:
-    """Every legal move, read straight from RULES.md (slow, independent of the engine)."""
+    """Every legal move, read straight from docs/rules.md (slow, independent of the engine)."""
     out: set[Move] = set()
     names = [[format_card(c) for c in p] for p in s.piles]
     for src in [*range(T, T + 12), WASTE]:

@@ -23,7 +23,7 @@ from service.http.config import ConfigForTests
 from service.http.observability import cors_origins, record_solver_run
 from service.solver.settings import HARD_MAX_SECONDS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEALS = "/v1/games/<game:game_id>/deals"
 
 

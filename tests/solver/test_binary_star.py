@@ -25,8 +25,8 @@ import service.solver.plugins.binary_star as plugin
 from service.engine.binary_star import STAR_BASES, BinaryStar
 from service.engine.core import State
 from service.engine.registry import get_game
-from service.solver.plugins import knowledge_for
-from service.solver.search import Knowledge, Limits, SolveResult, solve, verify
+from service.solver.plugins import strategy_for
+from service.solver.search import Limits, SolveResult, Strategy, solve, verify
 from tests.helpers import grow_stars
 
 STAR_CARDS = tuple(c for c in BinaryStar().deck() if c not in STAR_BASES) + STAR_BASES
@@ -85,11 +85,11 @@ def short_game(rng: random.Random, star_cards: int, left: int) -> tuple[BinarySt
 def check(game: BinaryStar, state: State, verdicts: dict[str, int]) -> None:
     """Both searches on ``state``; the generic one may run out of time (it walks every
     split of long stars), the plug-in must not."""
-    plug = solve(knowledge_for(game, state), Limits(5, 10**6))
+    plug = solve(strategy_for(game, state), Limits(5, 10**6))
     assert plug.result != "unknown", state
     if plug.result == "solved":
         assert verify(game, state, plug.moves), state
-    plain = solve(Knowledge(game, state), Limits(60, 5_000))  # positions, not seconds: machine-independent
+    plain = solve(Strategy(game, state), Limits(60, 5_000))  # positions, not seconds: machine-independent
     if plain.result == "unknown":
         verdicts["unknown"] += 1
         return
@@ -123,8 +123,8 @@ def test_short_stars_agree_with_generic_search(budget: str) -> None:
 def one_card_away(game: BinaryStar, state: State) -> set[tuple[object, ...]]:
     """The abstract nodes (plug-in form) one fan card away through the engine: every
     fan move after any series of moves between the stars."""
-    kn = knowledge_for(game, state)
-    assert isinstance(kn, plugin.BinaryStarKnowledge)
+    kn = strategy_for(game, state)
+    assert isinstance(kn, plugin.BinaryStarStrategy)
     seen = {state.piles}
     todo = [state]
     out: set[tuple[object, ...]] = set()
@@ -161,8 +161,8 @@ def test_children_are_the_engine_moves(kind: str) -> None:
             game, state = end_game(rng, rng.randint(4, 10))
         else:
             game, state = short_game(rng, rng.randint(0, 8), rng.randint(3, 8))
-        kn = knowledge_for(game, state)
-        assert isinstance(kn, plugin.BinaryStarKnowledge)
+        kn = strategy_for(game, state)
+        assert isinstance(kn, plugin.BinaryStarStrategy)
         node = kn.node_of(state)
         assert node is not None
         search = plugin._Search(*node, Limits(10, 10**6), time.monotonic())
@@ -225,7 +225,7 @@ def test_deals_solve_and_replay() -> None:
     game = get_game("binary-star", {})
     for deal in (1, 2, 6, 7):
         state = game.initial_state(deal)
-        r: SolveResult = solve(knowledge_for(game, state), Limits(10, 10**6))
+        r: SolveResult = solve(strategy_for(game, state), Limits(10, 10**6))
         assert r.result == "solved", deal
         assert verify(game, state, r.moves)
 
@@ -235,5 +235,5 @@ def test_deals_lost_within_two_moves_are_unsolvable() -> None:
     game = get_game("binary-star", {})
     for deal in (42, 63, 77):
         state = game.initial_state(deal)
-        assert solve(knowledge_for(game, state), Limits(10, 10**6)).result == "unsolvable"
-        assert solve(Knowledge(game, state), Limits(10, 10**6)).result == "unsolvable"
+        assert solve(strategy_for(game, state), Limits(10, 10**6)).result == "unsolvable"
+        assert solve(Strategy(game, state), Limits(10, 10**6)).result == "unsolvable"

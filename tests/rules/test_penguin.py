@@ -1,4 +1,4 @@
-"""One test per rule of the Penguin family (RULES.md, "The Penguin family")."""
+"""One test per rule of the Penguin family (docs/rules.md, "The Penguin family")."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from service.engine.cards import format_card, parse_card
 from service.engine.core import Action, Move, RulesError, Status
 from service.engine.penguin import Opus, Pelican, Penguin, PenguinFreecellMoves, PenguinII
 from service.engine.registry import get_game
-
-from .helpers import mv, position, refs
+from tests.helpers import mv, position, refs
 
 PENGUIN = get_game("penguin")
 PENGUIN_II = get_game("penguin-ii")

@@ -1,4 +1,4 @@
-"""Abandon Hope (RULES.md "Abandon Hope"): one test per rule, plus golden deals."""
+"""Abandon Hope (docs/rules.md "Abandon Hope"): one test per rule, plus golden deals."""
 
 from __future__ import annotations
 

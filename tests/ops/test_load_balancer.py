@@ -38,7 +38,7 @@ import pytest
 from service.http import create_app
 from service.http.config import ConfigForTests
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
 GAME = "penguin"
 

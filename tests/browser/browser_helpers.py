@@ -1,6 +1,6 @@
 """Running the app on a loopback port and a headless Debian Chromium driven by Playwright.
 
-Used by tests/test_browser.py. Playwright's own browser download cannot reach its
+Used by tests/browser/test_browser.py. Playwright's own browser download cannot reach its
 servers here, so the browser is Debian's ``chromium``, installed by
 ``deploy/install-browser.sh``.
 """
@@ -20,7 +20,7 @@ from flask import Flask
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request, Response, Route
 from werkzeug.serving import make_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}

@@ -19,7 +19,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
 K8S_VERSIONS = ["1.30.0", "1.37.0"]  # oldest and newest the schemas cover that we claim

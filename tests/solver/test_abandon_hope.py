@@ -11,9 +11,9 @@ from service.engine.core import REDEAL, Action, State
 from service.engine.registry import get_game
 from service.engine.reshuffle import reshuffle
 from service.solver import Limits
-from service.solver.plugins import knowledge_for
-from service.solver.plugins.abandon_hope import AbandonHopeKnowledge, club_bit
-from service.solver.search import Knowledge, solve, verify
+from service.solver.plugins import strategy_for
+from service.solver.plugins.abandon_hope import AbandonHopeStrategy, club_bit
+from service.solver.search import Strategy, solve, verify
 
 GAME = get_game("abandon-hope", {})
 CLUBS = list(range(1, 14))
@@ -52,7 +52,7 @@ def test_phase_layouts_match_the_engine() -> None:
     for i in range(60):
         deal = rng.choice([rng.randint(1, 3199), rng.randint(3200, 10**12)])
         root = GAME.initial_state(deal)
-        kn = AbandonHopeKnowledge(GAME, root)
+        kn = AbandonHopeStrategy(GAME, root)
         kn.others = 39
         n = rng.randint(1, 3)
         # all 52 cards (i % 6 == 0): the Microsoft generator's rank-major rearrangement
@@ -80,9 +80,9 @@ def test_pruning_agrees_with_generic_search() -> None:
         state = random_position(rng, 2 + i % 7)
         if GAME.validate(state) or GAME.is_won(state):
             continue
-        plug = solve(knowledge_for(GAME, state), Limits(5, 10**6))
+        plug = solve(strategy_for(GAME, state), Limits(5, 10**6))
         assert plug.result != "unknown", state
-        plain = solve(Knowledge(GAME, state), Limits(60, 10**5))  # positions, not seconds: machine-independent
+        plain = solve(Strategy(GAME, state), Limits(60, 10**5))  # positions, not seconds: machine-independent
         if plain.result == "unknown":
             continue
         assert plug.result == plain.result, state
@@ -92,7 +92,7 @@ def test_pruning_agrees_with_generic_search() -> None:
     assert verdicts["solved"] >= 30 and verdicts["unsolvable"] >= 30, verdicts
 
 
-class WholeStateKnowledge(Knowledge):
+class WholeStateStrategy(Strategy):
     """The generic search, merging only identical tableau and stock (the waste is the
     Clubs missing from them, and its order never matters)."""
 
@@ -105,8 +105,8 @@ def test_whole_deal_loss_agrees_with_plain_search() -> None:
     positions (about 17000 of them, a few seconds) proves it lost too."""
     for deal, verdict in ((366, "unsolvable"),):
         state = GAME.initial_state(deal)
-        plug = solve(knowledge_for(GAME, state), Limits(10, 10**6))
-        plain = solve(WholeStateKnowledge(GAME, state), Limits(30, 10**6))
+        plug = solve(strategy_for(GAME, state), Limits(10, 10**6))
+        plain = solve(WholeStateStrategy(GAME, state), Limits(30, 10**6))
         assert plug.result == plain.result == verdict, deal
         if verdict == "solved":
             assert verify(GAME, state, plug.moves)
@@ -115,7 +115,7 @@ def test_whole_deal_loss_agrees_with_plain_search() -> None:
 def test_deals_decided_and_solutions_replay() -> None:
     for deal in range(1, 31):
         state = GAME.initial_state(deal)
-        result = solve(knowledge_for(GAME, state), Limits(10, 10**6))
+        result = solve(strategy_for(GAME, state), Limits(10, 10**6))
         assert result.result in ("solved", "unsolvable"), deal
         if result.result == "solved":
             assert verify(GAME, state, result.moves)
@@ -126,8 +126,8 @@ def test_mid_phase_root_keeps_its_layout() -> None:
     """A root in the middle of a phase is searched from its own piles, not a redeal's."""
     state = discard_some(GAME.initial_state(12), random.Random(1), 2)
     assert len(state.piles[WASTE]) == 2
-    result = solve(knowledge_for(GAME, state), Limits(10, 10**6))
-    plain = solve(WholeStateKnowledge(GAME, state), Limits(30, 10**6))
+    result = solve(strategy_for(GAME, state), Limits(10, 10**6))
+    plain = solve(WholeStateStrategy(GAME, state), Limits(30, 10**6))
     assert result.result == plain.result
     if result.result == "solved":
         assert verify(GAME, state, result.moves)
@@ -142,6 +142,6 @@ def test_a_club_twice_falls_back_to_the_generic_search() -> None:
     piles[1] = (1,)
     for redeals in range(4):
         dup = State(tuple(piles), (redeals,), 1)
-        plug = solve(knowledge_for(GAME, dup), Limits(5, 10**6))
-        plain = solve(Knowledge(GAME, dup), Limits(5, 10**6))
+        plug = solve(strategy_for(GAME, dup), Limits(5, 10**6))
+        plain = solve(Strategy(GAME, dup), Limits(5, 10**6))
         assert plug.result == plain.result != "unknown"

@@ -1,4 +1,4 @@
-"""Small Billee (RULES.md "Small Billee"): one test per rule, plus golden deals."""
+"""Small Billee (docs/rules.md "Small Billee"): one test per rule, plus golden deals."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ from collections import Counter
 from service.engine.boomerang import FOUNDATION_SEQUENCE, GAME, POS
 from service.engine.core import Action, Move, State
 from service.solver import Limits, solve_position
-from service.solver.plugins import knowledge_for
-from service.solver.plugins.boomerang import BoomerangKnowledge
-from service.solver.search import Knowledge, solve, verify
+from service.solver.plugins import strategy_for
+from service.solver.plugins.boomerang import BoomerangStrategy
+from service.solver.search import Strategy, solve, verify
 
 game = GAME()
 
@@ -65,10 +65,10 @@ def verdict(state: State, i: int) -> str | None:
     """The plug-in's verdict on ``state`` when both searches decide it (they must agree,
     and a solution must replay), else None."""
     assert not game.validate(state), state
-    kn = knowledge_for(game, state)
-    assert isinstance(kn, BoomerangKnowledge)
+    kn = strategy_for(game, state)
+    assert isinstance(kn, BoomerangStrategy)
     plug = solve(kn, PLUG)
-    plain = solve(Knowledge(game, state), PLAIN)
+    plain = solve(Strategy(game, state), PLAIN)
     if plug.result == "solved":
         assert verify(game, state, plug.moves), (i, state)
     if "unknown" in (plug.result, plain.result):
@@ -90,10 +90,10 @@ def test_lost_position_test_never_fires_on_a_winnable_position() -> None:
     confirmed = 0
     for i in range(250):
         state = random_end_game(rng, rng.randint(9, 13), rng.randint(0, 10))
-        kn = BoomerangKnowledge(game, state)
+        kn = BoomerangStrategy(game, state)
         if not kn.dead(kn.start()):
             continue
-        plain = solve(Knowledge(game, state), PLAIN)
+        plain = solve(Strategy(game, state), PLAIN)
         assert plain.result != "solved", (i, state)
         confirmed += plain.result == "unsolvable"
     assert confirmed >= 40, confirmed
@@ -134,7 +134,7 @@ def test_moves_are_the_engines_with_sevens_to_one_empty_foundation() -> None:
     empty foundations are alike), and nothing else; the key ignores the foundations'
     order but not the tableau's contents."""
     for state in random_play_states(7, 12):
-        kn = BoomerangKnowledge(game, state)
+        kn = BoomerangStrategy(game, state)
         ours = kn.ordered_moves(state)
         legal = game.legal_moves(state)
         assert len(set(ours)) == len(ours)
