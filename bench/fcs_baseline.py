@@ -17,8 +17,10 @@ import sys
 import time
 from typing import Any
 
+from service.engine.cards import Card, rank_of, suit_of
 from service.engine.core import State
 from service.engine.penguin import PenguinFamily
+from service.solver import Outcome
 
 PYPI_BINDING = "freecell_solver==0.6.0"
 LIBRARY = "libfreecell-solver.so.0"
@@ -62,22 +64,25 @@ def fcs_args(game: PenguinFamily) -> list[str]:
 
 
 def board(game: PenguinFamily, state: State) -> str:
-    """The position as a Freecell Solver board, ranks renumbered from the base."""
-    base = game.base_rank(state)
+    """The position as a Freecell Solver board, ranks renumbered from the base rank."""
+    base_rank = game.base_rank(state)
 
-    def card(c: int) -> str:
-        return FC_RANKS[((c & 15) - base) % 13] + FC_SUITS[c >> 4]
+    def rank(c: Card) -> str:
+        return FC_RANKS[(rank_of(c) - base_rank) % len(FC_RANKS)]
+
+    def card(c: Card) -> str:
+        return rank(c) + FC_SUITS[suit_of(c)]
 
     found = []
-    for f in game.F:
+    for f in game.group_range("foundation"):
         fp = state.piles[f]
         if fp:
-            found.append(f"{FC_SUITS[fp[-1] >> 4]}-{FC_RANKS[((fp[-1] & 15) - base) % 13]}")
+            found.append(f"{FC_SUITS[suit_of(fp[-1])]}-{rank(fp[-1])}")
     lines = ["Foundations: " + " ".join(found)]
-    if game.ncells:
-        cells = [card(state.piles[c][0]) if state.piles[c] else "-" for c in game.C]
+    if game.has_group("cell"):
+        cells = [card(state.piles[c][0]) if state.piles[c] else "-" for c in game.group_range("cell")]
         lines.append("Freecells: " + " ".join(cells))
-    for t in game.T:
+    for t in game.group_range("tableau"):
         lines.append(": " + " ".join(card(c) for c in state.piles[t]))
     return "\n".join(lines) + "\n"
 
@@ -91,18 +96,18 @@ class FcsSolver:
         self.module: Any = fcs
         self.step = step
 
-    def solve(self, text: str, seconds: float) -> tuple[str, float, int]:
-        """(result, seconds, iterations) with ``result`` solved / unsolvable / unknown."""
+    def solve(self, text: str, seconds: float) -> tuple[Outcome, float, int]:
+        """(result, seconds, iterations) of Freecell Solver on the board ``text``."""
         user = self.module.FreecellSolver()
         parsed = user.input_cmd_line(self.args)
         if parsed["last_arg"] != len(self.args):  # the binding stops silently at a bad option
             raise RuntimeError(f"Freecell Solver refused {self.args[parsed['last_arg']:]}")
-        t0 = time.perf_counter()
+        started = time.perf_counter()
         limit = self.step
         user.limit_iterations(limit)
         ret = user.solve_board(text)
         while ret == SUSPENDED:
-            spent = time.perf_counter() - t0
+            spent = time.perf_counter() - started
             if spent >= seconds:
                 break
             # the next slice: doubling while slices are short, then no more than the pace
@@ -111,7 +116,7 @@ class FcsSolver:
             limit += max(self.step, min(limit, fits))
             user.limit_iterations(limit)
             ret = user.resume_solution()
-        elapsed = time.perf_counter() - t0
+        elapsed = time.perf_counter() - started
         iters = user.get_num_times()
-        result = {SOLVED: "solved", NOT_SOLVABLE: "unsolvable"}.get(ret, "unknown")
+        result = {SOLVED: Outcome.SOLVED, NOT_SOLVABLE: Outcome.UNSOLVABLE}.get(ret, Outcome.UNKNOWN)
         return result, elapsed, iters

@@ -189,7 +189,8 @@ def benchmark(args: argparse.Namespace) -> None:
 
 
 AREAS = (  # (area, path fragments of the code that counts for it), first match wins
-    ("engine (rules, notation)", ("/service/engine/",)),
+    ("engine (rules)", ("/service/engine/",)),
+    ("wire format (states and moves to and from JSON)", ("/service/http/wire.py",)),
     ("our HTTP layer (views, hooks, errors)", ("/service/http/",)),
     ("request/response schemas (marshmallow, webargs, flask-smorest)", ("/marshmallow/", "/webargs/", "/flask_smorest/")),
     ("Flask, Werkzeug", ("/flask/", "/werkzeug/")),

@@ -30,7 +30,7 @@ from bench.fcs_baseline import FcsSolver, board, ensure_installed
 from bench.solver_bench import parse_range
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import get_game
-from service.solver import SolverSettings
+from service.settings import read_settings
 from service.solver.plugins.penguin import PenguinStrategy, Piles
 from service.solver.search import Child, Limits, solve
 
@@ -81,7 +81,7 @@ def measure(gid: str, deals: range, seconds: float) -> str:
     game = get_game(gid)
     assert isinstance(game, PenguinFamily), f"{gid} is not a Penguin-family game"
     fcs = FcsSolver(game)
-    max_states = SolverSettings.from_env().max_states  # as the service is configured
+    max_states = read_settings().solver.max_states  # as the service is configured
     ours_s = fcs_s = 0.0
     ours_n = fcs_n = 0
     expanded: list[Piles] = []

@@ -20,20 +20,20 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import game_ids, get_game
-from service.solver import Limits, SolverSettings, solve_position
+from service.settings import read_settings
+from service.solver import Limits, Outcome, StopReason, solve_position
 
 
 @dataclass
 class Tally:
     """Results of one solver on one game's deals."""
 
-    solved: int = 0
-    unsolvable: int = 0
-    unknown: int = 0
+    outcomes: Counter[Outcome] = field(default_factory=Counter)
     seconds: list[float] = field(default_factory=list)
     walls: list[float] = field(default_factory=list)  # search plus verification replay
     states: int = 0
@@ -41,28 +41,29 @@ class Tally:
     invalid: int = 0  # solutions the engine refused (must stay 0)
 
     def add(
-        self, deal: int, result: str, seconds: float, states: int, stopped_by: str | None = None,
+        self, deal: int, result: Outcome, seconds: float, states: int, stopped_by: StopReason | None = None,
         wall: float | None = None,
     ) -> None:
-        setattr(self, result, getattr(self, result) + 1)
+        self.outcomes[result] += 1
         self.walls.append(seconds if wall is None else wall)
-        if stopped_by == "invalid-solution":
+        if stopped_by is StopReason.INVALID_SOLUTION:
             self.invalid += 1
         self.seconds.append(seconds)
         self.states += states
-        if result == "unknown":
+        if result is Outcome.UNKNOWN:
             self.unknown_deals.append(deal)
 
     def summary(self) -> dict[str, float | int | list[int]]:
         s = sorted(self.seconds)
         n = len(s)
         total = sum(s)
+        solved, unsolvable = self.outcomes[Outcome.SOLVED], self.outcomes[Outcome.UNSOLVABLE]
         return {
             "deals": n,
-            "solved": self.solved,
-            "unsolvable": self.unsolvable,
-            "unknown": self.unknown,
-            "decided": self.solved + self.unsolvable,
+            "solved": solved,
+            "unsolvable": unsolvable,
+            "unknown": self.outcomes[Outcome.UNKNOWN],
+            "decided": solved + unsolvable,
             "median_s": statistics.median(s) if s else 0.0,
             "p95_s": s[min(n - 1, int(0.95 * n))] if s else 0.0,
             "mean_s": total / n if n else 0.0,
@@ -93,14 +94,14 @@ def bench_game(gid: str, deals: range, seconds: float, max_states: int, fcs: boo
         fcs_solver = FcsSolver(penguin)
     for deal in deals:
         state = game.initial_state(deal)
-        t0 = time.perf_counter()
+        started = time.perf_counter()
         r = solve_position(game, state, Limits(seconds, max_states))
-        wall = time.perf_counter() - t0  # search plus the replay that verifies a solution
+        wall = time.perf_counter() - started  # search plus the replay that verifies a solution
         ours.add(deal, r.result, r.seconds, r.states, r.stopped_by, wall)
         if fcs_solver is not None and penguin is not None:
             result, secs, iters = fcs_solver.solve(board(penguin, state), seconds)
             theirs.add(deal, result, secs, iters)
-            if {result, r.result} == {"solved", "unsolvable"}:
+            if {result, r.result} == {Outcome.SOLVED, Outcome.UNSOLVABLE}:
                 contradictions.append(deal)
     out: dict[str, object] = {"game": gid, "seconds_limit": seconds, "ours": ours.summary()}
     if fcs_solver is not None:
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deals", default="1-1000", type=parse_range, help="deal range, e.g. 1-1000")
     ap.add_argument("--seconds", default=10.0, type=float, help="per-deal time limit")
     ap.add_argument(
-        "--max-states", default=SolverSettings.from_env().max_states, type=int,
+        "--max-states", default=read_settings().solver.max_states, type=int,
         help="per-deal position limit (default: the service's, SOLVER_MAX_STATES)",
     )
     ap.add_argument("--no-fcs", action="store_true", help="skip Freecell Solver")
@@ -156,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         ensure_installed()
     rows = []
     for gid in args.games.split(","):
-        t0 = time.monotonic()
+        started = time.monotonic()
         row = bench_game(gid, args.deals, args.seconds, args.max_states, not args.no_fcs)
-        row["wall_s"] = time.monotonic() - t0
+        row["wall_s"] = time.monotonic() - started
         rows.append(row)
         print(fmt(row), flush=True)
     if args.json:

@@ -1,19 +1,22 @@
 """gunicorn settings for `make run`, the container image and the load-balancer test.
 
-Every value comes from an environment variable (table in the README). Sizing: one worker
-per CPU (the work is CPU-bound Python, one GIL per process) with a few threads each, so a
-long solve does not stall the short requests queued behind it on the same worker.
+Every value comes from an environment variable, declared with its default and parser in
+``service/settings.py`` (the README's table lists them). Sizing: one worker per CPU (the
+work is CPU-bound Python, one GIL per process) with a few threads each, so a long solve
+does not stall the short requests queued behind it on the same worker.
 
 Graceful stop, in three steps (`docker stop` and Kubernetes send SIGTERM):
-1. SIGTERM: the master creates ``DRAIN_FILE``; every worker's ``/readyz`` answers 503, so
+1. SIGTERM: the master creates the drain file; every worker's ``/readyz`` answers 503, so
    the balancer's health checks take this server out, while it still serves everything.
 2. After ``GUNICORN_DRAIN_SECONDS``, the master closes its listening socket and tells the
    workers to finish their in-flight requests (at most ``GUNICORN_GRACEFUL_TIMEOUT``).
 3. A second SIGTERM skips the rest of the drain; SIGINT/SIGQUIT stop at once as usual.
 
-This file imports nothing of the app: the master stays small, and workers load the app
-after the fork (and so after ``PROMETHEUS_MULTIPROC_DIR`` is set, which prometheus_client
-reads once, at import).
+Of the app, the master imports ``service.settings`` (with the solver's settings class,
+never Flask or prometheus_client). It reads the app's settings too, so that a bad value
+stops the start at once rather than every worker at boot. Workers load the app after the
+fork, and so after ``PROMETHEUS_MULTIPROC_DIR`` is set, which prometheus_client reads
+once, at import.
 """
 
 from __future__ import annotations
@@ -29,21 +32,13 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "")
-    try:
-        return int(raw) if raw.strip() else default
-    except ValueError:
-        raise RuntimeError(f"environment variable {name} must be an integer, not {raw!r}") from None
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    try:
-        return float(raw) if raw.strip() else default
-    except ValueError:
-        raise RuntimeError(f"environment variable {name} must be a number, not {raw!r}") from None
+from service.settings import (
+    DRAIN_FILE,
+    PROMETHEUS_MULTIPROC_DIR,
+    Variable,
+    read_gunicorn_settings,
+    read_settings,
+)
 
 
 def _cpu_count() -> int:
@@ -54,23 +49,22 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-# The solver never runs longer than this, whatever SOLVER_MAX_SECONDS asks (see the solver).
-SOLVER_HARD_CAP_SECONDS = 30.0  # = service.solver.settings.HARD_MAX_SECONDS (tests/ops/test_ops.py checks)
-solver_budget = min(_env_float("SOLVER_MAX_SECONDS", 10.0), SOLVER_HARD_CAP_SECONDS)
+server_settings = read_gunicorn_settings()
+solver_budget = read_settings().solver.max_seconds  # never above the solver's hard cap
 
-bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
-workers = _env_int("WEB_CONCURRENCY", _cpu_count())
+bind = f"{server_settings.host}:{server_settings.port}"
+workers = server_settings.workers or _cpu_count()
 worker_class = "gthread"
-threads = _env_int("GUNICORN_THREADS", 4)
+threads = server_settings.threads
 # A worker that does not report for `timeout` seconds is killed: it must outlast the
 # longest solve, or a legitimate request ends as a 502 at the balancer.
-timeout = _env_int("GUNICORN_TIMEOUT", 60)
-graceful_timeout = _env_int("GUNICORN_GRACEFUL_TIMEOUT", int(SOLVER_HARD_CAP_SECONDS) + 5)
-keepalive = _env_int("GUNICORN_KEEPALIVE", 5)
-max_requests = _env_int("GUNICORN_MAX_REQUESTS", 10000)
-max_requests_jitter = _env_int("GUNICORN_MAX_REQUESTS_JITTER", 1000)
-drain_seconds = _env_float("GUNICORN_DRAIN_SECONDS", 5.0)
-loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+timeout = server_settings.timeout
+graceful_timeout = server_settings.graceful_timeout
+keepalive = server_settings.keepalive
+max_requests = server_settings.max_requests
+max_requests_jitter = server_settings.max_requests_jitter
+drain_seconds = server_settings.drain_seconds
+loglevel = server_settings.log_level
 proc_name = "patience-engine"
 if os.path.isdir("/dev/shm"):
     worker_tmp_dir = "/dev/shm"  # heartbeat files: never on a slow or overlay disk
@@ -81,14 +75,23 @@ if timeout <= solver_budget + 5:
         "by more than 5 s, or long solves are killed mid-request"
     )
 
+
+def _runtime_path(variable: Variable[Path | None], default: Path) -> Path:
+    """The path ``variable`` names, or ``default``, which is then put in the environment
+    for the workers (and prometheus_client) to read."""
+    named = variable.read(os.environ)
+    if named is not None:
+        return named
+    os.environ[variable.name] = str(default)
+    return default
+
+
 # Per-server runtime files, unless the environment names its own: the metrics of every
 # worker (prometheus_client's multiprocess mode) and the drain flag that /readyz reads.
 RUN_DIR = Path(tempfile.gettempdir()) / f"patience-engine-{os.getpid()}"
-os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(RUN_DIR / "metrics"))
-os.environ.setdefault("DRAIN_FILE", str(RUN_DIR / "draining"))
+METRICS_DIR = _runtime_path(PROMETHEUS_MULTIPROC_DIR, RUN_DIR / "metrics")
+DRAIN_PATH = _runtime_path(DRAIN_FILE, RUN_DIR / "draining")
 control_socket = str(RUN_DIR / "gunicorn.ctl")  # not one per user: several servers may share a host
-METRICS_DIR = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
-DRAIN_FILE = Path(os.environ["DRAIN_FILE"])
 
 
 class AccessJsonFormatter(JsonFormatter):
@@ -142,8 +145,8 @@ def on_starting(server: Any) -> None:
     """Start clean: no metrics of an earlier run, not draining."""
     shutil.rmtree(METRICS_DIR, ignore_errors=True)
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
-    DRAIN_FILE.parent.mkdir(parents=True, exist_ok=True)
-    DRAIN_FILE.unlink(missing_ok=True)
+    DRAIN_PATH.parent.mkdir(parents=True, exist_ok=True)
+    DRAIN_PATH.unlink(missing_ok=True)
 
 
 def when_ready(server: Any) -> None:
@@ -154,7 +157,7 @@ def when_ready(server: Any) -> None:
     def handle_term() -> None:
         if timer or drain_seconds <= 0:
             stop_now()  # raises StopIteration: the arbiter's graceful stop
-        DRAIN_FILE.touch()
+        DRAIN_PATH.touch()
         server.log.info("SIGTERM: draining for %.1f s (/readyz answers 503), then stopping", drain_seconds)
         timer.append(threading.Timer(drain_seconds, os.kill, (os.getpid(), signal.SIGTERM)))
         timer[0].daemon = True
@@ -172,5 +175,5 @@ def child_exit(server: Any, worker: Any) -> None:
 
 def on_exit(server: Any) -> None:
     """Leave nothing behind: the drain flag, and this server's own run directory."""
-    DRAIN_FILE.unlink(missing_ok=True)
+    DRAIN_PATH.unlink(missing_ok=True)
     shutil.rmtree(RUN_DIR, ignore_errors=True)

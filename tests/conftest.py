@@ -1,16 +1,18 @@
-"""Shared fixtures: the app under test and its client."""
+"""Shared fixtures: the app under test (built with the tests' settings) and its client."""
 
 from __future__ import annotations
 
 import pytest
 
 from service.http import create_app
-from service.http.config import ConfigForTests
+from tests.app_settings import settings_for_tests
 
 
 @pytest.fixture(scope="session")
 def app():
-    return create_app(ConfigForTests())
+    app = create_app(settings_for_tests())
+    app.testing = True
+    return app
 
 
 @pytest.fixture()

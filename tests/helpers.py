@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from service.engine.cards import parse_card
+from service.engine.cards import parse_card, rank_above, rank_below, rank_of
 from service.engine.core import Action, Game, Move, State
 
 
@@ -65,7 +65,7 @@ def grow_stars(rng: random.Random, pool: list[int], stars: list[list[int]], unti
             (star, c)
             for star in stars
             for c in pool
-            if (c & 15) in ((star[-1] & 15) % 13 + 1, ((star[-1] & 15) - 2) % 13 + 1)
+            if rank_of(c) in (rank_above(rank_of(star[-1])), rank_below(rank_of(star[-1])))
         ]
         if not moves:
             return

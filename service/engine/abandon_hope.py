@@ -13,7 +13,7 @@ n``), then deals them the same way.
 
 from __future__ import annotations
 
-from .cards import ALL_RANKS, CLUBS, Card, card_name, full_suit_deck
+from .cards import ALL_RANKS, CLUBS, SUITS, Card, card_name, full_suit_deck, make_card, suit_of
 from .core import (
     REDEAL,
     Action,
@@ -32,11 +32,16 @@ from .shuffle import pysol_shuffle
 
 PILES = 24
 PER_PILE = 2
+# Flat pile indices, in the order of make_groups: the tableau, the stock, the waste
 T = range(0, PILES)
-STOCK = 24
-WASTE = 25
+STOCK = T.stop
+WASTE = STOCK + 1
 MAX_REDEALS = 3
-CLUB_COUNT = 13
+CLUB_COUNT = len(ALL_RANKS)
+STOCK_CARDS = len(ALL_RANKS) * len(SUITS) - PILES * PER_PILE  # the deal's cards beyond the tableau's
+#: The Clubs, as a set: legal-move generation asks it of every pile's top, where a
+#: call to ``suit_of`` per pile would cost measurably.
+CLUB_CARDS = frozenset(make_card(r, CLUBS) for r in ALL_RANKS)
 
 
 def deal_layout(talon: list[Card]) -> tuple[tuple[Card, ...], ...]:
@@ -127,7 +132,7 @@ is left.
         if len(piles[WASTE]) == CLUB_COUNT:
             return []
         MOVE = Action.MOVE
-        moves = [Move(MOVE, t, WASTE, 1) for t, p in enumerate(piles[:PILES]) if p and p[-1] < 16]  # a Club
+        moves = [Move(MOVE, t, WASTE, 1) for t, p in enumerate(piles[:PILES]) if p and p[-1] in CLUB_CARDS]
         if state.counters[0] < MAX_REDEALS:
             moves.append(REDEAL)
         return moves
@@ -136,7 +141,7 @@ is left.
         piles = state.piles
         if move.action == Action.REDEAL:
             n = state.counters[0] + 1
-            gathered = [c for i in range(WASTE) for c in piles[i]]
+            gathered = [c for i in (*T, STOCK) for c in piles[i]]
             layout = deal_layout(reshuffle(gathered, state.deal, n))
             if events is not None:
                 events.append(
@@ -166,7 +171,7 @@ is left.
         for t in T:
             p = state.piles[t]
             k = len(p)
-            while k and p[k - 1] >> 4 == CLUBS:
+            while k and p[k - 1] in CLUB_CARDS:
                 k -= 1
             total += len(p) - k
         return total == CLUB_COUNT
@@ -176,7 +181,7 @@ is left.
         if state.counters[0] < MAX_REDEALS and not self._discards_win(state):
             return None
         for t in T:
-            if piles[t] and piles[t][-1] >> 4 == CLUBS:
+            if piles[t] and piles[t][-1] in CLUB_CARDS:
                 return Move(Action.MOVE, t, WASTE, 1)
         return None
 
@@ -217,7 +222,7 @@ is left.
         problems: list[Problem] = []
         piles = state.piles
         for i, c in enumerate(piles[WASTE]):
-            if c >> 4 != CLUBS:
+            if suit_of(c) != CLUBS:
                 problems.append(
                     Problem(self.pointer(WASTE, i), f"only Clubs are discarded, not the {card_name(c)}")
                 )
@@ -228,25 +233,25 @@ is left.
                 )
         stock, waste = len(piles[STOCK]), len(piles[WASTE])
         if state.counters[0] == 0:
-            if stock != 4:
+            if stock != STOCK_CARDS:
                 problems.append(
                     Problem(
                         self.pointer(STOCK),
                         "before any redeal the stock holds the 4 cards the deal left over",
                     )
                 )
-        elif stock > 4:
+        elif stock > STOCK_CARDS:
             problems.append(
                 Problem(self.pointer(STOCK), "the stock holds at most the 4 cards beyond 48")
             )
-        elif waste < 4 - stock:
+        elif waste < STOCK_CARDS - stock:
             # a redeal of m cards leaves max(0, m - 48) in the stock, and m = 52 - (Clubs
             # then discarded), so the waste holds at least 4 - (stock size) Clubs.
             problems.append(
                 Problem(
                     self.pointer(STOCK),
                     f"a redeal leaves in the stock only the cards beyond 48, so {stock} stock "
-                    f"card(s) need at least {4 - stock} Club(s) already discarded "
+                    f"card(s) need at least {STOCK_CARDS - stock} Club(s) already discarded "
                     f"(there are {waste})",
                 )
             )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from .cards import ACE, QUEEN, Card, card_name, format_card, full_suit_deck
+from .cards import ACE, CARD_SLOTS, QUEEN, SUITS, Card, card_name, format_card, full_suit_deck, make_card, rank_of
 from .core import (
     DEAL,
     REDEAL,
@@ -34,15 +34,26 @@ from .shuffle import pysol_shuffle
 RANKS = (ACE, 7, 8, 9, 10, 11, QUEEN)
 FOUNDATION_SIZE = len(RANKS)
 FOUNDATIONS = 4
-F = range(0, 4)
-R = range(4, 8)
-STOCK = 8
+RESERVES = FOUNDATIONS  # reserve i under foundation i
+DECK_CARDS = FOUNDATION_SIZE * len(SUITS)
 
-# NEXT[card] is the card that follows ``card`` on a foundation (A 7 8 9 T J Q), or -1.
-NEXT: list[int] = [-1] * 64
-for _s in range(4):
+# Flat pile indices, in the order of make_groups: foundations, reserves, the stock
+F = range(0, FOUNDATIONS)
+R = range(F.stop, F.stop + RESERVES)
+STOCK = R.stop
+ABOVE = R.start - F.start  # reserve r feeds foundation r - ABOVE
+# The foundations one by one: is_won (the search's test of every position) adds their
+# lengths without a loop, which would cost measurably there.
+_F0, _F1, _F2, _F3 = F
+
+# NEXT[card] is the card that follows ``card`` on a foundation (A 7 8 9 T J Q), or -1;
+# ACES the Aces. Tables, because legal-move generation asks them of every reserve's
+# top, where calls to the cards.py accessors would cost measurably.
+NEXT: list[int] = [-1] * CARD_SLOTS
+for _suit in range(len(SUITS)):
     for _a, _b in pairwise(RANKS):
-        NEXT[_s << 4 | _a] = _s << 4 | _b
+        NEXT[make_card(_a, _suit)] = make_card(_b, _suit)
+ACES = frozenset(make_card(ACE, suit) for suit in range(len(SUITS)))
 
 
 class Amazons(Game):
@@ -106,7 +117,7 @@ card can go to a foundation and no redeal is allowed.
                 description="builds up in suit A 7 8 9 T J Q; an Ace starts the leftmost empty one",
             ),
             PileGroup(
-                "reserve", 4, 1, 2, fan="down",
+                "reserve", RESERVES, 1, 2, fan="down",
                 description="its top card goes only to the foundation above it (an Ace: to the "
                 "leftmost empty foundation)",
             ),
@@ -136,21 +147,21 @@ card can go to a foundation and no redeal is allowed.
     def deal_state(self, deal: int) -> State:
         talon = pysol_shuffle(self.deck(), deal)
         reserves = [(talon.pop(),) for _ in R]
-        return State(((), (), (), (), *reserves, tuple(talon)), (0, 0), deal)
+        return State((*((),) * FOUNDATIONS, *reserves, tuple(talon)), (0, 0), deal)
 
     # --- moves ---------------------------------------------------------------------
     @staticmethod
     def _target(piles: tuple[tuple[Card, ...], ...], r: int) -> int:
         """The foundation that takes the top card of reserve pile ``r`` now, or -1."""
         card = piles[r][-1]
-        if card & 15 == ACE:
+        if card in ACES:
             for f in F:
                 if not piles[f]:
                     return f
             return -1
-        fp = piles[r - 4]
+        fp = piles[r - ABOVE]
         if fp and NEXT[fp[-1]] == card:
-            return r - 4
+            return r - ABOVE
         return -1
 
     @staticmethod
@@ -158,7 +169,7 @@ card can go to a foundation and no redeal is allowed.
         piles = state.piles
         if piles[STOCK]:
             return False
-        if not (piles[4] or piles[5] or piles[6] or piles[7]):
+        if not any(piles[r] for r in R):
             return False  # nothing to gather: every card is home
         progress, idle = state.counters
         return bool(progress or not idle)
@@ -190,7 +201,7 @@ card can go to a foundation and no redeal is allowed.
             for r in R:
                 if not stock:
                     break
-                if len(piles[r - 4]) < FOUNDATION_SIZE:
+                if len(piles[r - ABOVE]) < FOUNDATION_SIZE:
                     card = stock.pop()
                     lst[r] = lst[r] + (card,)
                     if events is not None:
@@ -199,7 +210,7 @@ card can go to a foundation and no redeal is allowed.
             return State(tuple(lst), state.counters, state.deal)
         # REDEAL: gather reserve 0 first, each bottom to top; the first gathered card is
         # dealt first, so it ends on top (at the end) of the stock.
-        gathered = piles[4] + piles[5] + piles[6] + piles[7]
+        gathered = tuple(c for r in R for c in piles[r])
         progress, idle = state.counters
         if events is not None:
             events.append(
@@ -212,14 +223,14 @@ card can go to a foundation and no redeal is allowed.
                 )
             )
         return State(
-            (*piles[:4], (), (), (), (), gathered[::-1]),
+            (*piles[F.start : F.stop], *((),) * RESERVES, gathered[::-1]),
             (0, 0 if progress else idle + 1),
             state.deal,
         )
 
     def is_won(self, state: State) -> bool:
         p = state.piles
-        return len(p[0]) + len(p[1]) + len(p[2]) + len(p[3]) == 28
+        return len(p[_F0]) + len(p[_F1]) + len(p[_F2]) + len(p[_F3]) == DECK_CARDS
 
     # --- why a move is illegal ---------------------------------------------------
     def why_illegal(self, state: State, move: Move) -> Rejection | None:
@@ -245,7 +256,7 @@ card can go to a foundation and no redeal is allowed.
         # destination: a foundation
         f = move.dst
         fp = piles[f]
-        if card & 15 == ACE:
+        if rank_of(card) == ACE:
             first = next((i for i in F if not piles[i]), -1)
             if first < 0:
                 return Rejection("foundation-no-empty", "every foundation has been started")
@@ -253,11 +264,11 @@ card can go to a foundation and no redeal is allowed.
                 "ace-to-first-empty-foundation",
                 f"an Ace goes only to the first (leftmost) empty foundation, {self.ref(first)}",
             )
-        if f != move.src - 4:
+        if f != move.src - ABOVE:
             return Rejection(
                 "reserve-feeds-foundation-above",
                 f"a reserve's card goes only to the foundation directly above it: "
-                f"{self.ref(move.src)} feeds {self.ref(move.src - 4)}",
+                f"{self.ref(move.src)} feeds {self.ref(move.src - ABOVE)}",
             )
         if not fp:
             return Rejection("foundation-base", "an empty foundation takes only an Ace")
@@ -303,7 +314,7 @@ card can go to a foundation and no redeal is allowed.
                         "are always the leftmost ones",
                     )
                 )
-            if fp[0] & 15 != ACE:
+            if rank_of(fp[0]) != ACE:
                 problems.append(Problem(self.pointer(f, 0), "a foundation starts with an Ace"))
                 continue
             for i in range(1, len(fp)):

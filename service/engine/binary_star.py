@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .cards import ACE, ALL_RANKS, HEARTS, KING, SPADES, Card, card_name, full_suit_deck, make_card
+from .cards import ACE, ALL_RANKS, HEARTS, KING, RANK_OF, SPADES, Card, card_name, full_suit_deck, make_card, rank_of
 from .core import (
     Action,
     Event,
@@ -47,10 +47,18 @@ F0 = STARS
 STAR_RANGE: Final = range(S0, S0 + STARS)
 FAN_RANGE: Final = range(F0, F0 + FANS)
 
+N_RANKS: Final = len(ALL_RANKS)
+#: The stars' building rule, stated once: ``ONE_APART[a][b]`` for ranks ``a`` and ``b``
+#: (1..13; index 0, no rank, is never asked) one apart, Ace and King consecutive. A
+#: table, because legal-move generation and the solver ask it in their inner loops.
+ONE_APART: Final = tuple(
+    tuple((a - b) % N_RANKS in (1, N_RANKS - 1) for b in range(N_RANKS + 1)) for a in range(N_RANKS + 1)
+)
+
 
 def consecutive(a: Card, b: Card) -> bool:
     """Ranks one apart, regardless of suit, Ace and King consecutive."""
-    return ((a & 15) - (b & 15)) % 13 in (1, 12)
+    return ONE_APART[rank_of(a)][rank_of(b)]
 
 
 def reachable_tops(star_a: tuple[Card, ...], star_b: tuple[Card, ...]) -> list[Card]:
@@ -133,26 +141,28 @@ cards of the stars if the two tops are consecutive, else just the two tops.)
         for _row in range(FAN_CARDS):
             for f in FAN_RANGE:
                 piles[f].append(talon.pop())
-        for s, base in zip(STAR_RANGE, STAR_BASES, strict=True):
-            piles[s].append(base)
+        for s, star_base in zip(STAR_RANGE, STAR_BASES, strict=True):
+            piles[s].append(star_base)
         return State(tuple(tuple(p) for p in piles), (), deal)
 
     # --- moves ---------------------------------------------------------------------
     def legal_moves(self, state: State) -> list[Move]:
         piles = state.piles
         MOVE = Action.MOVE
+        # RANK_OF, not rank_of: a rank per fan, and a call there would cost measurably
+        rank = RANK_OF
         a, b = piles[S0], piles[S0 + 1]
-        ta, tb = a[-1] & 15, b[-1] & 15
+        fits_a, fits_b = ONE_APART[rank[a[-1]]], ONE_APART[rank[b[-1]]]
         moves: list[Move] = []
         for f in FAN_RANGE:
             fp = piles[f]
             if fp:
-                r = fp[-1] & 15
-                if (r - ta) % 13 in (1, 12):
+                r = rank[fp[-1]]
+                if fits_a[r]:
                     moves.append(Move(MOVE, f, S0, 1))
-                if (r - tb) % 13 in (1, 12):
+                if fits_b[r]:
                     moves.append(Move(MOVE, f, S0 + 1, 1))
-        if (ta - tb) % 13 in (1, 12):
+        if fits_a[rank[b[-1]]]:
             if len(a) > 1:
                 moves.append(Move(MOVE, S0, S0 + 1, 1))
             if len(b) > 1:
@@ -177,16 +187,9 @@ cards of the stars if the two tops are consecutive, else just the two tops.)
     def can_still_play_fan(self, state: State) -> bool:
         """Whether some fan card can go to a star now or after star-to-star moves."""
         piles = state.piles
-        ranks = 0
-        for c in reachable_tops(piles[S0], piles[S0 + 1]):
-            ranks |= 1 << ((c & 15) - 1)
-        # ranks consecutive to a reachable top, Ace and King wrapping
-        fits = ((ranks << 1) | (ranks >> 1) | (ranks << 12) | (ranks >> 12)) & 0x1FFF
-        for f in FAN_RANGE:
-            fp = piles[f]
-            if fp and fits >> ((fp[-1] & 15) - 1) & 1:
-                return True
-        return False
+        tops = {rank_of(c) for c in reachable_tops(piles[S0], piles[S0 + 1])}
+        fits = {r for r in ALL_RANKS if any(ONE_APART[r][t] for t in tops)}
+        return any(piles[f] and rank_of(piles[f][-1]) in fits for f in FAN_RANGE)
 
     def status(self, state: State, moves: list[Move] | None = None) -> Status:
         if self.is_won(state):
@@ -224,13 +227,13 @@ cards of the stars if the two tops are consecutive, else just the two tops.)
     def validate_piles(self, state: State) -> list[Problem]:
         problems: list[Problem] = []
         piles = state.piles
-        for s, base in zip(STAR_RANGE, STAR_BASES, strict=True):
+        for s, star_base in zip(STAR_RANGE, STAR_BASES, strict=True):
             sp = piles[s]
-            if not sp or sp[0] != base:
+            if not sp or sp[0] != star_base:
                 problems.append(
                     Problem(
                         self.pointer(s, 0) if sp else self.pointer(s),
-                        f"{self.ref(s)} starts with the {card_name(base)}, which never moves",
+                        f"{self.ref(s)} starts with the {card_name(star_base)}, which never moves",
                     )
                 )
                 continue

@@ -9,14 +9,17 @@ stock (or the waste when the stock is empty), which the engine reports as an
 
 Ranks are handled through their position in the tableau order (``POS``: Seven 0 ..
 King 6, Ace 7), so "by one" is a difference of one position and Ace sits above King
-with nothing beyond it.
+with nothing beyond it. The building rule is stated once, in :func:`tableau_takes`;
+legal moves, pile validation and the solver's plug-in read it (through
+:data:`TABLEAU_TAKES` where speed matters).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
-from .cards import SUIT_NAMES, Card, card_name, full_suit_deck, rank_name
+from .cards import SUIT_NAMES, Card, card_name, full_suit_deck, make_card, rank_name, rank_of, suit_of
 from .core import (
     Action,
     Event,
@@ -46,11 +49,66 @@ RANK_AT: Final = (7, 8, 9, 10, 11, 12, 13, 1)
 # second Seven (both Eights are home) and the last Ace (both Kings are home).
 DEAD_SLOTS: Final = (14, 15)
 
-F0, T0 = 0, FOUNDATIONS
-STOCK = T0 + TABLEAU_PILES  # 16
-WASTE = STOCK + 1  # 17
-FOUNDATION_RANGE: Final = range(F0, F0 + FOUNDATIONS)
-TABLEAU_RANGE: Final = range(T0, T0 + TABLEAU_PILES)
+# Pile positions, in the order of make_groups: foundations, tableau, stock, waste.
+FOUNDATION_RANGE: Final = range(0, FOUNDATIONS)
+TABLEAU_RANGE: Final = range(FOUNDATION_RANGE.stop, FOUNDATION_RANGE.stop + TABLEAU_PILES)
+STOCK: Final = TABLEAU_RANGE.stop  # 16
+WASTE: Final = STOCK + 1  # 17
+#: Every distinct card of the deck (each is in it twice).
+DISTINCT_CARDS: Final = tuple(make_card(rank, suit) for suit in range(4) for rank in RANK_AT)
+
+
+def tableau_takes(top: Sequence[Card]) -> tuple[Card, ...]:
+    """The building rule: the cards a tableau pile whose top cards are ``top`` (its
+    last one, or its last two) takes. In suit, one position up or down the order
+    7 8 9 T J Q K A (no wrapping); a pile of two or more cards only continues the
+    direction of its top two, a single card takes either neighbour."""
+    card = top[-1]
+    at = POS[rank_of(card)]
+    steps = (at - 1, at + 1) if len(top) == 1 else (2 * at - POS[rank_of(top[-2])],)
+    return tuple(make_card(RANK_AT[q], suit_of(card)) for q in steps if 0 <= q < len(RANK_AT))
+
+
+#: :func:`tableau_takes` of every card and every pair of cards, keyed by the pile's
+#: last one or two cards: move generation looks a pile up here instead of calling the
+#: rule (a dict lookup, not a function call, per pile).
+TABLEAU_TAKES: Final[dict[tuple[Card, ...], tuple[Card, ...]]] = {
+    top: tableau_takes(top)
+    for top in (
+        *((a,) for a in DISTINCT_CARDS),
+        *((a, b) for a in DISTINCT_CARDS for b in DISTINCT_CARDS),
+    )
+}
+
+
+def foundation_card(suit: int, height: int) -> Card:
+    """The card a foundation of ``suit`` holding ``height`` cards takes next (the
+    sequence 7 8 9 T J Q K A K Q J T 9 8 7 A; ``height`` below 16)."""
+    return make_card(FOUNDATION_SEQUENCE[height], suit)
+
+
+def foundation_takers(piles: Sequence[Sequence[Card]]) -> dict[Card, list[int]]:
+    """The foundation rule: card -> the foundations that take it now, in pile order.
+    A started foundation takes the next card of its suit's sequence; every empty one
+    takes the Seven of each suit no foundation has started."""
+    takers: dict[Card, list[int]] = {}
+    started = 0  # a bit per suit
+    empty: list[int] = []
+    for f in FOUNDATION_RANGE:
+        fp = piles[f]
+        n = len(fp)
+        if not n:
+            empty.append(f)
+            continue
+        suit = suit_of(fp[0])
+        started |= 1 << suit
+        if n < SUIT_CARDS:
+            takers.setdefault(foundation_card(suit, n), []).append(f)
+    if empty:
+        for suit in range(4):
+            if not started >> suit & 1:
+                takers.setdefault(foundation_card(suit, 0), []).extend(empty)
+    return takers
 
 
 class Boomerang(Game):
@@ -141,41 +199,14 @@ move and an empty stock).
         piles = state.piles
         MOVE = Action.MOVE
         # Which card each pile takes: the foundations' next cards, then the tableau's.
-        takers: dict[Card, list[int]] = {}
-        started = 0
-        empty_f = []
-        for f in FOUNDATION_RANGE:
-            fp = piles[f]
-            n = len(fp)
-            if not n:
-                empty_f.append(f)
-                continue
-            suit = fp[0] >> 4
-            started |= 1 << suit
-            if n < SUIT_CARDS:
-                takers.setdefault(suit << 4 | FOUNDATION_SEQUENCE[n], []).append(f)
-        if empty_f:
-            for suit in range(4):
-                if not started >> suit & 1:
-                    takers.setdefault(suit << 4 | 7, []).extend(empty_f)
+        takers = foundation_takers(piles)
         n_home = len(takers)
         tab_takers: dict[Card, list[int]] = {}
         for t in TABLEAU_RANGE:
             tp = piles[t]
-            if not tp:
-                continue
-            top = tp[-1]
-            base = top & 0x30
-            p = POS[top & 15]
-            if len(tp) == 1:
-                if p > 0:
-                    tab_takers.setdefault(base | RANK_AT[p - 1], []).append(t)
-                if p < 7:
-                    tab_takers.setdefault(base | RANK_AT[p + 1], []).append(t)
-            else:
-                q = 2 * p - POS[tp[-2] & 15]
-                if 0 <= q <= 7:
-                    tab_takers.setdefault(base | RANK_AT[q], []).append(t)
+            if tp:
+                for card in TABLEAU_TAKES[tp[-2:]]:
+                    tab_takers.setdefault(card, []).append(t)
         moves: list[Move] = []
         if n_home or tab_takers:
             for s in (*TABLEAU_RANGE, WASTE):
@@ -213,7 +244,7 @@ move and an empty stock).
         piles[dst] = piles[dst] + (card,)
         if events is not None:
             events.append(Event(EventKind.MOVE, src, dst, (card,)))
-        if len(sp) == 1 and T0 <= src < STOCK:
+        if len(sp) == 1 and src in TABLEAU_RANGE:
             self._refill(piles, src, events)
         return State(tuple(piles), state.counters, state.deal)
 
@@ -249,11 +280,7 @@ move and an empty stock).
             for f in FOUNDATION_RANGE:
                 fp = piles[f]
                 n = len(fp)
-                if (
-                    n in DEAD_SLOTS
-                    and fp[0] >> 4 == card >> 4
-                    and FOUNDATION_SEQUENCE[n] == card & 15
-                ):
+                if n in DEAD_SLOTS and foundation_card(suit_of(fp[0]), n) == card:
                     return Move(Action.MOVE, s, f, 1)
         return None
 
@@ -281,34 +308,41 @@ move and an empty stock).
         if move.count != 1:
             return Rejection("one-card-at-a-time", "only the top card moves, one card at a time")
         card = piles[move.src][-1]
-        dp = piles[move.dst]
         if gd == "foundation":
-            if not dp:
-                if card & 15 != 7:
-                    return Rejection(
-                        "foundation-starts-with-seven",
-                        f"an empty foundation takes only a Seven, not the {card_name(card)}",
-                    )
+            return self._why_not_home(card, piles[move.dst], move.dst)
+        return self._why_not_on_pile(card, piles[move.dst], move.dst)
+
+    def _why_not_home(self, card: Card, dp: tuple[Card, ...], dst: int) -> Rejection:
+        """Why the foundation ``dst`` (holding ``dp``) does not take ``card``."""
+        if not dp:
+            if rank_of(card) != FOUNDATION_SEQUENCE[0]:
                 return Rejection(
-                    "one-foundation-per-suit",
-                    f"another foundation has already started the {SUIT_NAMES[card >> 4]}: "
-                    "an empty foundation takes a Seven of a suit no other foundation has",
-                )
-            if len(dp) >= SUIT_CARDS:
-                return Rejection("foundation-complete", f"{self.ref(move.dst)} is complete")
-            want = FOUNDATION_SEQUENCE[len(dp)]
-            if dp[0] >> 4 != card >> 4:
-                return Rejection(
-                    "foundation-in-suit",
-                    f"{self.ref(move.dst)} holds the {SUIT_NAMES[dp[0] >> 4]}: the "
-                    f"{card_name(card)} is of another suit",
+                    "foundation-starts-with-seven",
+                    f"an empty foundation takes only a Seven, not the {card_name(card)}",
                 )
             return Rejection(
-                "foundation-sequence",
-                "foundations are built 7 8 9 T J Q K A K Q J T 9 8 7 A: "
-                f"{self.ref(move.dst)} needs a {rank_name(want)} next, not the {card_name(card)}",
+                "one-foundation-per-suit",
+                f"another foundation has already started the {SUIT_NAMES[suit_of(card)]}: "
+                "an empty foundation takes a Seven of a suit no other foundation has",
             )
-        # destination: tableau
+        if len(dp) >= SUIT_CARDS:
+            return Rejection("foundation-complete", f"{self.ref(dst)} is complete")
+        want = FOUNDATION_SEQUENCE[len(dp)]
+        if suit_of(dp[0]) != suit_of(card):
+            return Rejection(
+                "foundation-in-suit",
+                f"{self.ref(dst)} holds the {SUIT_NAMES[suit_of(dp[0])]}: the "
+                f"{card_name(card)} is of another suit",
+            )
+        return Rejection(
+            "foundation-sequence",
+            "foundations are built 7 8 9 T J Q K A K Q J T 9 8 7 A: "
+            f"{self.ref(dst)} needs a {rank_name(want)} next, not the {card_name(card)}",
+        )
+
+    def _why_not_on_pile(self, card: Card, dp: tuple[Card, ...], dst: int) -> Rejection:
+        """Why the tableau pile ``dst`` (holding ``dp``) does not take ``card``: the part
+        of :func:`tableau_takes` it breaks."""
         if not dp:
             return Rejection(
                 "no-filling-spaces",
@@ -316,13 +350,13 @@ move and an empty stock).
                 "the stock or the waste",
             )
         top = dp[-1]
-        if top >> 4 != card >> 4:
+        if suit_of(top) != suit_of(card):
             return Rejection(
                 "tableau-builds-in-suit",
                 f"the tableau builds in suit: the {card_name(card)} does not go on the "
                 f"{card_name(top)}",
             )
-        step = POS[card & 15] - POS[top & 15]
+        step = POS[rank_of(card)] - POS[rank_of(top)]
         if step not in (1, -1):
             return Rejection(
                 "tableau-builds-by-one",
@@ -331,20 +365,33 @@ move and an empty stock).
             )
         return Rejection(
             "tableau-direction",
-            f"{self.ref(move.dst)} is built {'up' if step < 0 else 'down'} (read from its top "
+            f"{self.ref(dst)} is built {'up' if step < 0 else 'down'} (read from its top "
             f"two cards): the {card_name(card)} would turn it around",
         )
 
     # --- validation ----------------------------------------------------------------
     def validate_piles(self, state: State) -> list[Problem]:
-        problems: list[Problem] = []
         piles = state.piles
+        problems = self._foundation_problems(piles) + self._tableau_problems(piles)
+        if len(piles[STOCK]) + len(piles[WASTE]) > STOCK_CARDS:
+            problems.append(
+                Problem(
+                    self.pointer(STOCK),
+                    f"the stock and the waste hold at most {STOCK_CARDS} cards together "
+                    "(12 are dealt to the tableau)",
+                )
+            )
+        return problems
+
+    def _foundation_problems(self, piles: tuple[tuple[Card, ...], ...]) -> list[Problem]:
+        """One suit per foundation, each built in the foundation sequence."""
+        problems: list[Problem] = []
         suits_seen: dict[int, int] = {}
         for f in FOUNDATION_RANGE:
             fp = piles[f]
             if not fp:
                 continue
-            suit = fp[0] >> 4
+            suit = suit_of(fp[0])
             if suit in suits_seen:
                 problems.append(
                     Problem(
@@ -354,12 +401,12 @@ move and an empty stock).
                     )
                 )
                 continue
-            suits_seen[suit] = f - F0
+            suits_seen[suit] = f - FOUNDATION_RANGE.start
             if len(fp) > SUIT_CARDS:
                 problems.append(Problem(self.pointer(f), "a foundation holds at most 16 cards"))
                 continue
             for i, c in enumerate(fp):
-                if c >> 4 != suit or c & 15 != FOUNDATION_SEQUENCE[i]:
+                if c != foundation_card(suit, i):
                     problems.append(
                         Problem(
                             self.pointer(f, i),
@@ -368,6 +415,11 @@ move and an empty stock).
                         )
                     )
                     break
+        return problems
+
+    def _tableau_problems(self, piles: tuple[tuple[Card, ...], ...]) -> list[Problem]:
+        """Each pile built by :func:`tableau_takes`; no space while the talon can refill it."""
+        problems: list[Problem] = []
         talon_left = bool(piles[STOCK]) or bool(piles[WASTE])
         for t in TABLEAU_RANGE:
             tp = piles[t]
@@ -381,32 +433,21 @@ move and an empty stock).
                         )
                     )
                 continue
-            if len(tp) > 8:
+            if len(tp) > len(RANK_AT):
                 problems.append(
                     Problem(self.pointer(t), "a tableau pile holds at most 8 cards (7 up to A)")
                 )
                 continue
-            if len(tp) >= 2:
-                step = POS[tp[1] & 15] - POS[tp[0] & 15]
-                for i in range(1, len(tp)):
-                    a, b = tp[i - 1], tp[i]
-                    if a >> 4 != b >> 4 or POS[b & 15] - POS[a & 15] != step or step not in (1, -1):
-                        problems.append(
-                            Problem(
-                                self.pointer(t, i),
-                                "a tableau pile is one suit built up or down by one in a single "
-                                "direction",
-                            )
+            for i in range(1, len(tp)):
+                if tp[i] not in tableau_takes(tp[max(0, i - 2) : i]):
+                    problems.append(
+                        Problem(
+                            self.pointer(t, i),
+                            "a tableau pile is one suit built up or down by one in a single "
+                            "direction",
                         )
-                        break
-        if len(piles[STOCK]) + len(piles[WASTE]) > STOCK_CARDS:
-            problems.append(
-                Problem(
-                    self.pointer(STOCK),
-                    f"the stock and the waste hold at most {STOCK_CARDS} cards together "
-                    "(12 are dealt to the tableau)",
-                )
-            )
+                    )
+                    break
         return problems
 
 

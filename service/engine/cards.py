@@ -45,16 +45,31 @@ def suit_of(card: Card) -> int:
 
 
 def is_red(card: Card) -> bool:
-    return (card >> 4) in (DIAMONDS, HEARTS)
+    return suit_of(card) in (DIAMONDS, HEARTS)
+
+
+def rank_above(rank: int) -> int:
+    """The next rank up, King wrapping to Ace."""
+    return rank % 13 + 1
+
+
+def rank_below(rank: int) -> int:
+    """The next rank down, Ace wrapping to King."""
+    return (rank - 2) % 13 + 1
+
+
+def next_in_suit(card: Card) -> Card:
+    """The same suit's card one rank higher, King wrapping to Ace."""
+    return make_card(rank_above(rank_of(card)), suit_of(card))
 
 
 def format_card(card: Card) -> str:
-    return RANKS[(card & 15) - 1] + SUITS[card >> 4]
+    return RANKS[rank_of(card) - 1] + SUITS[suit_of(card)]
 
 
 def card_name(card: Card) -> str:
     """``'Ten of Hearts'``: for messages meant for people."""
-    return f"{RANK_NAMES[card & 15]} of {SUIT_NAMES[card >> 4]}"
+    return f"{RANK_NAMES[rank_of(card)]} of {SUIT_NAMES[suit_of(card)]}"
 
 
 def rank_name(rank: int) -> str:
@@ -95,3 +110,15 @@ def full_suit_deck(ranks: tuple[int, ...], decks: int = 1) -> tuple[Card, ...]:
 
 
 ALL_RANKS: Final = tuple(range(1, 14))
+
+# Tables indexed by a packed card (every card is below CARD_SLOTS), for the engines'
+# and solvers' inner loops: a subscript of a local name costs about what ``card & 15``
+# does, where a call of the accessor above costs several times that. -1 where the
+# index is not a card.
+CARD_SLOTS: Final = 64
+ALL_CARDS: Final = tuple(make_card(r, s) for s in range(4) for r in ALL_RANKS)
+RANK_OF: Final[tuple[int, ...]] = tuple(rank_of(c) if c in ALL_CARDS else -1 for c in range(CARD_SLOTS))
+SUIT_OF: Final[tuple[int, ...]] = tuple(suit_of(c) if c in ALL_CARDS else -1 for c in range(CARD_SLOTS))
+NEXT_IN_SUIT: Final[tuple[int, ...]] = tuple(
+    next_in_suit(c) if c in ALL_CARDS else -1 for c in range(CARD_SLOTS)
+)

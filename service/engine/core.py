@@ -3,8 +3,10 @@
 Every game is a :class:`Game` subclass (one file per game or family) behind the same
 interface, in the spirit of OpenSpiel: ``initial_state``, ``legal_moves``,
 ``apply``, ``status``. States and moves are immutable tuples of small ints so that
-the solver can hash and copy them cheaply; names like ``"tableau:3"`` and ``"TH"``
-exist only in :mod:`service.engine.notation`.
+the solver can hash and copy them cheaply; names like ``"tableau:3"`` exist only in
+the HTTP layer's wire format (``service/http/wire.py``). The enumerations a client sees
+(:class:`Action`, :class:`Status`, :class:`EventKind`, :class:`GroupName`, :class:`Fan`)
+are declared here once; the API's schemas are built from them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ Pile = tuple[Card, ...]
 
 
 class Action(IntEnum):
+    """What a move does. An int, so that a move stays a tuple of small ints; the wire
+    name of each is its member name in lower case (``service/http/wire.py``)."""
+
     MOVE = 0
     DEAL = 1
     REDEAL = 2
@@ -51,12 +56,16 @@ class State(NamedTuple):
 
 
 class Status(StrEnum):
+    """Where a game stands (the API's ``status``)."""
+
     PLAYING = "playing"
     WON = "won"
     LOST = "lost"
 
 
 class EventKind(StrEnum):
+    """What kind of thing happened while a move was applied (an event's ``type``)."""
+
     MOVE = "move"          # a card move the player asked for
     AUTO = "auto"          # a card move the rules made by themselves (a refill)
     AUTOPLAY = "autoplay"  # a safe foundation move made because autoplay was asked
@@ -74,25 +83,56 @@ class Event(NamedTuple):
     note: str = ""
 
 
+class GroupName(StrEnum):
+    """Every pile group name a game may use (a game uses some of them), in the order
+    the API documents them."""
+
+    FOUNDATION = "foundation"
+    TABLEAU = "tableau"
+    CELL = "cell"
+    RESERVE = "reserve"
+    FAN = "fan"
+    STAR = "star"
+    STOCK = "stock"
+    WASTE = "waste"
+
+
+class Fan(StrEnum):
+    """How a pile's cards spread on screen."""
+
+    NONE = "none"  # stacked: only the top card shows
+    DOWN = "down"  # overlapping downwards
+    RIGHT = "right"  # overlapping to the right
+
+
+GROUP_NAMES: frozenset[str] = frozenset(GroupName)
+FANS: frozenset[str] = frozenset(Fan)
+
+
 @dataclass(frozen=True)
 class PileGroup:
     """A named group of piles and how a generic frontend should lay it out.
 
-    Piles of the group sit left to right from (``row``, ``column``) on a grid of card
-    slots, wrapping after ``per_row`` piles. ``fan`` says how a pile's cards spread:
-    ``"none"`` (stacked, only the top shows), ``"down"`` (overlapping downwards) or
-    ``"right"``.
+    ``name`` is one of :class:`GroupName`. Piles of the group sit left to right from
+    (``row``, ``column``) on a grid of card slots, wrapping after ``per_row`` piles.
+    ``fan`` (a :class:`Fan`) says how a pile's cards spread.
     """
 
     name: str
     count: int
     row: int
     column: int
-    fan: str = "none"
+    fan: str = Fan.NONE
     face_down: bool = False
     per_row: int = 0  # 0: all on one row
     capacity: int = 0  # 0: unlimited
     description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.name not in GROUP_NAMES:
+            raise ValueError(f"pile group {self.name!r} is not one of {sorted(GROUP_NAMES)} (core.GroupName)")
+        if self.fan not in FANS:
+            raise ValueError(f"fan {self.fan!r} is not one of {sorted(FANS)} (core.Fan)")
 
 
 @dataclass(frozen=True)
@@ -322,9 +362,17 @@ class Game:
         capacities and the counters here; :meth:`validate_piles` adds the game's own
         checks (foundation order, pile sizes a deal can produce...).
         """
-        problems: list[Problem] = []
         if len(state.piles) != len(self.pile_refs):
             return [Problem("/piles", "wrong number of piles for this game")]
+        problems = [*self._deck_problems(state), *self._capacity_problems(state), *self._counter_problems(state)]
+        if not problems:
+            problems.extend(self.validate_piles(state))
+        return problems
+
+    def _deck_problems(self, state: State) -> list[Problem]:
+        """Cards not in the deck, or more often than the deck holds them (pointing at
+        the extra copy), then cards missing."""
+        problems: list[Problem] = []
         seen: Counter[Card] = Counter()
         for pile in state.piles:
             seen.update(pile)
@@ -342,12 +390,12 @@ class Game:
                 )
         for card, want in sorted(self._deck_counts.items()):
             if seen[card] < want:
-                problems.append(
-                    Problem(
-                        "/piles",
-                        f"{format_card(card)} is missing ({seen[card]} of {want} present)",
-                    )
-                )
+                problems.append(Problem("/piles", f"{format_card(card)} is missing ({seen[card]} of {want} present)"))
+        return problems
+
+    def _capacity_problems(self, state: State) -> list[Problem]:
+        """Piles holding more cards than their group's capacity."""
+        problems: list[Problem] = []
         for g in self.groups:
             if g.capacity:
                 for i in range(g.count):
@@ -359,20 +407,17 @@ class Game:
                                 f"a {g.name} holds at most {g.capacity} card(s), not {len(pile)}",
                             )
                         )
-        if len(state.counters) != len(self.counter_specs):
-            problems.append(Problem("/counters", "wrong counters for this game"))
-        else:
-            for spec, value in zip(self.counter_specs, state.counters, strict=True):
-                if not spec.minimum <= value <= spec.maximum:
-                    problems.append(
-                        Problem(
-                            f"/counters/{spec.name}",
-                            f"{spec.name} must be between {spec.minimum} and {spec.maximum}",
-                        )
-                    )
-        if not problems:
-            problems.extend(self.validate_piles(state))
         return problems
+
+    def _counter_problems(self, state: State) -> list[Problem]:
+        """Counters missing, extra, or out of their range."""
+        if len(state.counters) != len(self.counter_specs):
+            return [Problem("/counters", "wrong counters for this game")]
+        return [
+            Problem(f"/counters/{spec.name}", f"{spec.name} must be between {spec.minimum} and {spec.maximum}")
+            for spec, value in zip(self.counter_specs, state.counters, strict=True)
+            if not spec.minimum <= value <= spec.maximum
+        ]
 
     def validate_piles(self, state: State) -> list[Problem]:
         return []
@@ -394,13 +439,6 @@ class Game:
         return [self.ref(p) for p, pile in enumerate(state.piles) for c in pile if c == card]
 
     # --- helpers for subclasses ---------------------------------------------------
-    @staticmethod
-    def replace(piles: tuple[Pile, ...], changes: dict[int, Pile]) -> tuple[Pile, ...]:
-        lst = list(piles)
-        for i, p in changes.items():
-            lst[i] = p
-        return tuple(lst)
-
     def move_cards(self, state: State, src: int, dst: int, count: int) -> State:
         """Move the top ``count`` cards of ``src`` onto ``dst``, keeping their order."""
         piles = list(state.piles)

@@ -2,13 +2,31 @@
 
 docs/rules.md "Forty Thieves". One card moves at a time; an empty tableau pile takes any
 card; the stock is gone through once, one card at a time, onto the waste.
+
+Each rule is stated once here: the orders of building (:data:`ABOVE` for the
+foundations, :data:`BELOW` for the tableau), which foundations take a card
+(:func:`foundation_takers`) and the autoplay condition (:func:`autoplays`). Legal moves,
+autoplay and the solver's plug-in read them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
-from .cards import ALL_RANKS, Card, card_name, full_suit_deck
+from .cards import (
+    ACE,
+    ALL_CARDS,
+    ALL_RANKS,
+    CARD_SLOTS,
+    KING,
+    Card,
+    card_name,
+    full_suit_deck,
+    make_card,
+    rank_of,
+    suit_of,
+)
 from .core import (
     Action,
     Event,
@@ -28,11 +46,60 @@ DEALT_PER_PILE: Final = 4
 CARDS: Final = 104
 STOCK_CARDS: Final = CARDS - TABLEAU_PILES * DEALT_PER_PILE  # 64
 
-F0, T0 = 0, FOUNDATIONS
-STOCK = T0 + TABLEAU_PILES  # 18
-WASTE = STOCK + 1  # 19
-FOUNDATION_RANGE: Final = range(F0, F0 + FOUNDATIONS)
-TABLEAU_RANGE: Final = range(T0, T0 + TABLEAU_PILES)
+# Pile positions, in the order of make_groups: foundations, tableau, stock, waste.
+FOUNDATION_RANGE: Final = range(0, FOUNDATIONS)
+TABLEAU_RANGE: Final = range(FOUNDATION_RANGE.stop, FOUNDATION_RANGE.stop + TABLEAU_PILES)
+STOCK: Final = TABLEAU_RANGE.stop  # 18
+WASTE: Final = STOCK + 1  # 19
+
+# Tables indexed by a packed card (as cards.py's RANK_OF): the move generators read
+# them for every pile of every position, where a lookup costs less than a call. -1
+# where there is no such card (or the index is not a card).
+#: The foundations build up in suit by one: ABOVE[c] goes on c (nothing on a King).
+ABOVE: Final[tuple[Card, ...]] = tuple(
+    make_card(rank_of(c) + 1, suit_of(c)) if c in ALL_CARDS and rank_of(c) < KING else -1
+    for c in range(CARD_SLOTS)
+)
+#: The tableau builds down in suit by one: BELOW[c] goes on c (nothing on an Ace).
+BELOW: Final[tuple[Card, ...]] = tuple(
+    make_card(rank_of(c) - 1, suit_of(c)) if c in ALL_CARDS and rank_of(c) > ACE else -1
+    for c in range(CARD_SLOTS)
+)
+
+
+def foundation_takers(piles: Sequence[Sequence[Card]]) -> dict[Card, list[int]]:
+    """The foundation rule: card -> the foundations that take it now, in pile order. A
+    started foundation takes the card above its top; every empty one takes any Ace."""
+    takers: dict[Card, list[int]] = {}
+    empty: list[int] = []
+    for f in FOUNDATION_RANGE:
+        fp = piles[f]
+        if fp:
+            nxt = ABOVE[fp[-1]]
+            if nxt >= 0:
+                takers.setdefault(nxt, []).append(f)
+        else:
+            empty.append(f)
+    if empty:
+        for suit in range(4):
+            takers[make_card(ACE, suit)] = empty
+    return takers
+
+
+def autoplays(piles: Sequence[Sequence[Card]], card: Card) -> bool:
+    """The autoplay condition (see ``FortyThieves.autoplay_rule``), for a card some
+    foundation takes: an Ace always, another card once both copies of the card below it
+    in its suit are home."""
+    rank = rank_of(card)
+    if rank == ACE:
+        return True
+    suit = suit_of(card)
+    home = 0
+    for f in FOUNDATION_RANGE:
+        fp = piles[f]
+        if fp and suit_of(fp[0]) == suit and len(fp) >= rank - 1:
+            home += 1
+    return home == 2
 
 
 class FortyThieves(Game):
@@ -101,44 +168,20 @@ move and an empty stock).
         return State(tuple(tuple(p) for p in piles), (), deal)
 
     # --- moves ---------------------------------------------------------------------
-    @staticmethod
-    def _foundation_targets(piles: tuple[tuple[Card, ...], ...], card: Card) -> list[int]:
-        out: list[int] = []
-        if card & 15 == 1:
-            for f in FOUNDATION_RANGE:
-                if not piles[f]:
-                    out.append(f)
-            return out
-        below = card - 1  # same suit, one rank lower
-        for f in FOUNDATION_RANGE:
-            fp = piles[f]
-            if fp and fp[-1] == below:
-                out.append(f)
-        return out
-
     def legal_moves(self, state: State) -> list[Move]:
         piles = state.piles
         MOVE = Action.MOVE
         # Which card each pile takes: foundations their next card (an empty one any
         # Ace), non-empty tableau piles the card one rank lower in suit.
-        home: dict[Card, list[int]] = {}
-        empty_f: list[int] = []
-        for f in FOUNDATION_RANGE:
-            fp = piles[f]
-            if fp:
-                top = fp[-1]
-                if top & 15 != 13:
-                    home.setdefault(top + 1, []).append(f)
-            else:
-                empty_f.append(f)
+        home = foundation_takers(piles)
         builds: dict[Card, list[int]] = {}
         empty_t: list[int] = []
         for t in TABLEAU_RANGE:
             tp = piles[t]
             if tp:
-                top = tp[-1]
-                if top & 15 != 1:
-                    builds.setdefault(top - 1, []).append(t)
+                want = BELOW[tp[-1]]
+                if want >= 0:
+                    builds.setdefault(want, []).append(t)
             else:
                 empty_t.append(t)
         moves: list[Move] = []
@@ -147,14 +190,10 @@ move and an empty stock).
             if not sp:
                 continue
             card = sp[-1]
-            if card & 15 == 1:
-                for f in empty_f:
+            fs = home.get(card)
+            if fs:
+                for f in fs:
                     moves.append(Move(MOVE, s, f, 1))
-            else:
-                fs = home.get(card)
-                if fs:
-                    for f in fs:
-                        moves.append(Move(MOVE, s, f, 1))
             ts = builds.get(card)
             if empty_t and (len(sp) > 1 or s == WASTE):
                 ts = sorted((ts or []) + empty_t)
@@ -188,27 +227,16 @@ move and an empty stock).
         p = state.piles
         return sum(len(p[f]) for f in FOUNDATION_RANGE) == CARDS
 
-    def _home_count(self, piles: tuple[tuple[Card, ...], ...], card: Card) -> int:
-        """How many copies of ``card`` are on the foundations (0, 1 or 2)."""
-        suit, rank = card >> 4, card & 15
-        n = 0
-        for f in FOUNDATION_RANGE:
-            fp = piles[f]
-            if fp and fp[0] >> 4 == suit and len(fp) >= rank:
-                n += 1
-        return n
-
     def autoplay_move(self, state: State) -> Move | None:
         piles = state.piles
+        home = foundation_takers(piles)
         for s in (*TABLEAU_RANGE, WASTE):
             sp = piles[s]
             if not sp:
                 continue
             card = sp[-1]
-            targets = self._foundation_targets(piles, card)
-            if not targets:
-                continue
-            if card & 15 == 1 or self._home_count(piles, card - 1) == 2:
+            targets = home.get(card)
+            if targets and autoplays(piles, card):
                 return Move(Action.MOVE, s, targets[0], 1)
         return None
 
@@ -264,11 +292,11 @@ move and an empty stock).
             fp = piles[f]
             if not fp:
                 continue
-            if fp[0] & 15 != 1:
+            if rank_of(fp[0]) != ACE:
                 problems.append(Problem(self.pointer(f, 0), "a foundation starts with an Ace"))
                 continue
             for i in range(1, len(fp)):
-                if fp[i] != fp[i - 1] + 1:
+                if fp[i] != ABOVE[fp[i - 1]]:
                     problems.append(
                         Problem(self.pointer(f, i), "foundations build up in suit by one")
                     )
@@ -277,7 +305,7 @@ move and an empty stock).
             tp = piles[t]
             n = len(tp)
             k = 1
-            while k < n and tp[n - k - 1] == tp[n - k] + 1:
+            while k < n and BELOW[tp[n - k - 1]] == tp[n - k]:
                 k += 1
             if n - k > DEALT_PER_PILE - 1:
                 problems.append(

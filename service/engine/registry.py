@@ -1,4 +1,8 @@
-"""Every game the service plays, by id, and the one way to get a configured game."""
+"""Every game the service plays, by id, and the one way to get a configured game.
+
+:data:`GAMES` is the one list of games: the API's game ids (and their order in
+``GET /v1/games``) come from it, so a new game is added here and nowhere else.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,22 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from . import abandon_hope, amazons, binary_star, boomerang, forty_thieves, small_billee
 from .core import Game, RulesError
 from .penguin import PRESETS
 
-GAME_CLASSES: dict[str, type[Game]] = {cls.id: cls for cls in PRESETS}
-
-
-def _register_others() -> None:
-    # Imported here so a game module that is missing or broken names itself clearly.
-    from . import abandon_hope, amazons, binary_star, boomerang, forty_thieves, small_billee
-
-    for module in (small_billee, boomerang, amazons, abandon_hope, binary_star, forty_thieves):
-        GAME_CLASSES[module.GAME.id] = module.GAME
-
-
-_register_others()
+GAMES: tuple[type[Game], ...] = (
+    *PRESETS,
+    small_billee.GAME,
+    boomerang.GAME,
+    amazons.GAME,
+    abandon_hope.GAME,
+    binary_star.GAME,
+    forty_thieves.GAME,
+)
+GAME_CLASSES: dict[str, type[Game]] = {cls.id: cls for cls in GAMES}
+if len(GAME_CLASSES) != len(GAMES):
+    raise RuntimeError("two games share an id")
 
 
 class UnknownGame(KeyError):

@@ -24,7 +24,7 @@ How PySolFC seeds a game (``constructRandom`` and ``Game.shuffle``):
 * ``BasicRandom.MAX_SEED`` is ``10**20``: numbers are shown zero-padded to
   20 digits and "next game number" wraps after ``10**20`` to 0.
   ``constructRandom`` itself puts no upper bound on Mersenne Twister seeds;
-  this module accepts ``0 <= deal <= MAX_DEAL`` (``10**20``), the range
+  this module accepts ``0 <= deal <= PYSOL_MAX_SEED`` (``10**20``), the range
   PySolFC calls valid.
 * Deal 0 is valid in PySolFC (``LCRandom31(0)``; the Microsoft game and
   ``pysol_cards`` reject it).
@@ -90,7 +90,7 @@ T = TypeVar("T")
 #: Deal numbers below this use the Microsoft FreeCell generator.
 MS_DEALS_BELOW = 32000
 #: Largest deal number PySolFC calls valid (``BasicRandom.MAX_SEED``).
-MAX_DEAL = 10**20
+PYSOL_MAX_SEED = 10**20
 
 #: Only a deck of exactly this many cards gets the Microsoft rearrangement.
 MS_DECK_SIZE = 52
@@ -99,6 +99,8 @@ MS_DECK_SIZE = 52
 SUITS = "CSHD"
 #: The 13 ranks, Ace first, as cards are created.
 RANKS = "A23456789TJQK"
+#: Where each suit of Microsoft's order (C, D, H, S) starts in PySolFC's creation order.
+MS_SUIT_OFFSETS = tuple(SUITS.index(suit) * len(RANKS) for suit in "CDHS")
 
 
 class DealRandom(Protocol):
@@ -153,8 +155,8 @@ def pysol_random(deal: int) -> DealRandom:
     """Return the generator PySolFC uses for ``deal``, freshly seeded."""
     if isinstance(deal, bool) or not isinstance(deal, int):
         raise TypeError(f"deal number must be an int, not {type(deal).__name__}")
-    if not 0 <= deal <= MAX_DEAL:
-        raise ValueError(f"deal number out of range 0..{MAX_DEAL}: {deal}")
+    if not 0 <= deal <= PYSOL_MAX_SEED:
+        raise ValueError(f"deal number out of range 0..{PYSOL_MAX_SEED}: {deal}")
     if deal < MS_DEALS_BELOW:
         return MsFreeCellRandom(deal)
     return MersenneRandom(deal)
@@ -170,8 +172,7 @@ def ms_rearrange(cards: Sequence[T]) -> list[T]:
     """
     if len(cards) != MS_DECK_SIZE:
         return list(cards)
-    # Offsets of C, D, H, S in creation order (C=0, S=13, H=26, D=39).
-    return [cards[rank + suit] for rank in range(13) for suit in (0, 39, 26, 13)]
+    return [cards[rank + offset] for rank in range(len(RANKS)) for offset in MS_SUIT_OFFSETS]
 
 
 def fisher_yates(cards: list[T], rng: DealRandom) -> None:

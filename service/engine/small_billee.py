@@ -14,7 +14,7 @@ the fans' cards and shuffles them with :func:`~service.engine.reshuffle.reshuffl
 
 from __future__ import annotations
 
-from .cards import ACE, ALL_RANKS, KING, Card, card_name, full_suit_deck
+from .cards import ACE, ALL_RANKS, KING, SUITS, Card, card_name, full_suit_deck, make_card, rank_of
 from .core import (
     REDEAL,
     Action,
@@ -37,10 +37,19 @@ FANS = 12
 FAN_MAX = 4
 MAX_REDEALS = 3
 
+DECK_CARDS = len(ALL_RANKS) * len(SUITS)
+# The deal gives the fans the cards left after the Aces and the cells: fans 0 to
+# FULL_FANS - 1 get FAN_MAX cards, the others one fewer.
+FULL_FANS = DECK_CARDS - FOUNDATIONS - CELLS - (FAN_MAX - 1) * FANS
+
+# Flat pile indices, in the order of make_groups: foundations, cells, fans
 F = range(0, FOUNDATIONS)
 C = range(FOUNDATIONS, FOUNDATIONS + CELLS)
 FN = range(FOUNDATIONS + CELLS, FOUNDATIONS + CELLS + FANS)
 NPILES = FOUNDATIONS + CELLS + FANS
+# The foundations one by one: is_won (the search's test of every position) adds their
+# lengths without a loop, which would cost measurably there.
+_F0, _F1, _F2, _F3 = F
 
 
 def deal_fans(talon: list[Card]) -> list[list[Card]]:
@@ -129,8 +138,8 @@ is left (all 3 used, or no card left in the fans).
 
     # --- the deal ------------------------------------------------------------------
     def deal_state(self, deal: int) -> State:
-        talon = [c for c in pysol_shuffle(self.deck(), deal) if c & 15 != ACE]
-        foundations = [(s << 4 | ACE,) for s in range(FOUNDATIONS)]
+        talon = [c for c in pysol_shuffle(self.deck(), deal) if rank_of(c) != ACE]
+        foundations = [(make_card(ACE, suit),) for suit in range(FOUNDATIONS)]  # foundation i: suit i
         cells = [(talon.pop(),) for _ in C]
         fans = deal_fans(talon)
         piles = (*foundations, *cells, *(tuple(f) for f in fans))
@@ -145,7 +154,7 @@ is left (all 3 used, or no card left in the fans).
             if fp:
                 if fp[-1] + 1 == card:  # same suit, next rank (a King has no successor)
                     return f
-            elif card & 15 == ACE:
+            elif rank_of(card) == ACE:
                 return f
         return -1
 
@@ -169,7 +178,7 @@ is left (all 3 used, or no card left in the fans).
             card = sp[-1]
             if card in wants:
                 moves.append(Move(MOVE, s, wants.index(card), 1))
-            elif -1 in wants and card & 15 == ACE:
+            elif -1 in wants and rank_of(card) == ACE:
                 moves.append(Move(MOVE, s, wants.index(-1), 1))
             for c in free:
                 moves.append(Move(MOVE, s, c, 1))
@@ -200,7 +209,7 @@ is left (all 3 used, or no card left in the fans).
 
     def is_won(self, state: State) -> bool:
         p = state.piles
-        return len(p[0]) + len(p[1]) + len(p[2]) + len(p[3]) == 52
+        return len(p[_F0]) + len(p[_F1]) + len(p[_F2]) + len(p[_F3]) == DECK_CARDS
 
     def autoplay_move(self, state: State) -> Move | None:
         piles = state.piles
@@ -238,7 +247,7 @@ is left (all 3 used, or no card left in the fans).
         fp = piles[move.dst]
         if not fp:
             return Rejection("foundation-base", "an empty foundation takes only an Ace")
-        if fp[-1] & 15 == KING:
+        if rank_of(fp[-1]) == KING:
             return Rejection("foundation-complete", f"{self.ref(move.dst)} is complete (Ace to King)")
         return Rejection(
             "foundation-builds-up-in-suit",
@@ -264,7 +273,7 @@ is left (all 3 used, or no card left in the fans).
         piles = state.piles
         for f in F:
             fp = piles[f]
-            if not fp or fp[0] & 15 != ACE:
+            if not fp or rank_of(fp[0]) != ACE:
                 problems.append(
                     Problem(self.pointer(f, 0), "every foundation starts the game with an Ace")
                 )
@@ -276,7 +285,7 @@ is left (all 3 used, or no card left in the fans).
                     )
                     break
         for k, s in enumerate(FN):
-            limit = FAN_MAX if state.counters[0] or k < 6 else FAN_MAX - 1
+            limit = FAN_MAX if state.counters[0] or k < FULL_FANS else FAN_MAX - 1
             if len(piles[s]) > limit:
                 problems.append(
                     Problem(

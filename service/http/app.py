@@ -1,10 +1,14 @@
-"""The application factory: one place that wires config, errors and blueprints."""
+"""The application factory: one place that wires settings, errors and blueprints."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Flask
 
-from .config import Config
+from service.settings import Settings, read_settings
+
+from .app_settings import attach_settings
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
 from .observability import init_observability
@@ -13,11 +17,37 @@ from .problems import ProblemApi
 from .solver_api import blp as solver_blp
 from .web import blp as web_blp
 
+# flask-smorest's config keys: the OpenAPI document's header and where it is served.
+OPENAPI_CONFIG: dict[str, Any] = {
+    "API_TITLE": "Patience engine",
+    "API_VERSION": "1.0.0",
+    "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "openapi.json",
+    "API_SPEC_OPTIONS": {
+        "info": {
+            "description": (
+                "A stateless rules engine for patience (solitaire) games: deal, list legal "
+                "moves, apply moves, validate states. Every request carries the complete "
+                "state; the service keeps nothing between requests.\n\n"
+                "Errors are `application/problem+json` (RFC 9457) with a machine-readable "
+                "`code`: 400 for a body that is not JSON or does not match the schema, "
+                "422 for a well-formed body whose content the rules cannot accept (an "
+                "inconsistent state, invalid options, an incomplete move), 404 for an "
+                "unknown game, 409 for an illegal move (with the rule that forbids it), "
+                "413 for a body over the size limit."
+            ),
+        },
+    },
+}
 
-def create_app(config: object | None = None) -> Flask:
-    """Build the WSGI app. ``config`` is a config object (default: :class:`Config`)."""
+
+def create_app(settings: Settings | None = None) -> Flask:
+    """Build the WSGI app with ``settings`` (default: read from the environment)."""
+    settings = settings if settings is not None else read_settings()
     app = Flask("service")
-    app.config.from_object(config if config is not None else Config())
+    attach_settings(app, settings)
+    app.config.update(OPENAPI_CONFIG, MAX_CONTENT_LENGTH=settings.http.max_body_bytes)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.converters["game"] = GameIdConverter
     api = ProblemApi(app)

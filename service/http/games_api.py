@@ -14,22 +14,14 @@ from flask import Response, jsonify
 from flask_smorest import Blueprint
 from werkzeug.routing import BaseConverter
 
-from service.engine.core import Event, EventKind, Game, Move, RulesError, State
-from service.engine.notation import (
-    IllegalMoveError,
-    NotationError,
-    describe_game,
-    event_to_json,
-    move_from_json,
-    move_to_json,
-    state_from_json,
-    state_to_json,
-)
+from service.engine.core import Action, Event, EventKind, Game, Move, RulesError, State
 from service.engine.registry import GAME_CLASSES, UnknownGame, get_game
 from service.solver import first_winnable_deal
 
-from .problems import ApiError
+from .app_settings import current_settings
+from .problems import ApiError, ProblemCode
 from .schemas import (
+    Autoplay,
     DealRequestSchema,
     DealResponseSchema,
     GameDetailSchema,
@@ -40,6 +32,18 @@ from .schemas import (
     StateRequestSchema,
     ValidateResponseSchema,
 )
+from .wire import (
+    ACTION_NAMES,
+    IllegalMoveError,
+    NotationError,
+    describe_game,
+    event_to_json,
+    format_deal,
+    move_from_json,
+    move_to_json,
+    state_from_json,
+    state_to_json,
+)
 
 blp = Blueprint(
     "games",
@@ -47,6 +51,7 @@ blp = Blueprint(
     url_prefix="/v1/games",
     description="Deal, play and check games. Every request carries the whole state; the service keeps nothing.",
 )
+
 
 class GameIdConverter(BaseConverter):
     """``<game:game_id>``: any path segment (unknown ids answer 404 ``unknown-game``);
@@ -61,14 +66,15 @@ RANDOM_DEAL_LIMIT = 10**9  # a deal the service picks itself stays exact in any 
 
 
 def game_or_404(game_id: str, options: Mapping[str, Any] | None = None) -> Game:
+    """The game a path names, with a request's options (404 or 422 problems if not)."""
     try:
         return get_game(game_id, options)
     except UnknownGame:
         raise ApiError(
-            404, "unknown-game", f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}"
+            ProblemCode.UNKNOWN_GAME, f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}"
         ) from None
     except RulesError as e:
-        raise ApiError(422, "invalid-options", str(e), [("/" + e.where, str(e))]) from None
+        raise ApiError(ProblemCode.INVALID_OPTIONS, str(e), [("/" + e.where, str(e))]) from None
 
 
 def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> tuple[Game, State]:
@@ -78,19 +84,19 @@ def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> 
         game, state = state_from_json(data, expect_game=game_id)
     except NotationError as e:
         raise ApiError(
-            422, "invalid-state", "the state cannot be read: " + e.problems[0].message,
+            ProblemCode.INVALID_STATE, "the state cannot be read: " + e.problems[0].message,
             [(where + p.where, p.message) for p in e.problems],
         ) from None
     problems = game.validate(state)
     if problems:
         raise ApiError(
-            422, "invalid-state", "the state is not one this game can reach: " + problems[0].message,
+            ProblemCode.INVALID_STATE, "the state is not one this game can reach: " + problems[0].message,
             [(where + p.where, p.message) for p in problems],
         )
     return game, state
 
 
-def answer(payload: dict[str, Any]) -> Response:
+def json_answer(payload: dict[str, Any]) -> Response:
     """The JSON answer, built directly: the payload already has the documented shape
     (schemathesis checks every answer against the schema), so a marshmallow dump of it
     would only cost time."""
@@ -98,6 +104,7 @@ def answer(payload: dict[str, Any]) -> Response:
 
 
 def position(game: Game, state: State) -> dict[str, Any]:
+    """A position as answers carry it: the state, its legal moves and its status."""
     moves = game.legal_moves(state)
     return {
         "state": state_to_json(game, state),
@@ -107,15 +114,20 @@ def position(game: Game, state: State) -> dict[str, Any]:
 
 
 def read_move(game: Game, data: Mapping[str, Any]) -> Move:
+    """The move a request sent (422 if unreadable, 409 if it names a pile the game lacks)."""
     move = dict(data)
-    if move.get("action") == "move" and ("from" not in move or "to" not in move):
-        raise ApiError(422, "invalid-move", "a card move names its `from` and `to` piles", [("/move", "`from` and `to` are required for action 'move'")])
+    card_move = ACTION_NAMES[Action.MOVE]
+    if move.get("action") == card_move and ("from" not in move or "to" not in move):
+        raise ApiError(
+            ProblemCode.INVALID_MOVE, "a card move names its `from` and `to` piles",
+            [("/move", f"`from` and `to` are required for action {card_move!r}")],
+        )
     try:
         return move_from_json(game, move)
     except NotationError as e:
-        raise ApiError(422, "invalid-move", str(e), [("/move" + p.where, p.message) for p in e.problems]) from None
+        raise ApiError(ProblemCode.INVALID_MOVE, str(e), [("/move" + p.where, p.message) for p in e.problems]) from None
     except IllegalMoveError as e:
-        raise ApiError(409, "illegal-move", e.rejection.detail, rule=e.rejection.rule) from None
+        raise ApiError(ProblemCode.ILLEGAL_MOVE, e.rejection.detail, rule=e.rejection.rule) from None
 
 
 @blp.route("", methods=["GET"])
@@ -184,15 +196,13 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
         deal, state = winnable_deal(game, deal)
     else:
         state = game.initial_state(deal)
-    return answer({"deal": str(deal), **position(game, state)})
+    return json_answer({"deal": format_deal(deal), **position(game, state)})
 
 
 def winnable_deal(game: Game, start: int) -> tuple[int, State]:
     """The first deal from ``start`` on that the solver proves winnable (422 if none of
     the tries is proved within the server's budget)."""
-    from .solver_api import settings  # the solver blueprint owns the solver's settings
-
-    s = settings()
+    s = current_settings().solver
     search = first_winnable_deal(
         game, start, s.winnable_deal_seconds, s.winnable_deal_tries, s.max_states, total_seconds=s.max_seconds
     )
@@ -200,7 +210,7 @@ def winnable_deal(game: Game, start: int) -> tuple[int, State]:
         tried = search.tried
         which = f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"
         raise ApiError(
-            422, "no-winnable-deal",
+            ProblemCode.NO_WINNABLE_DEAL,
             f"none of {which} was proved winnable within {s.winnable_deal_seconds:g} s each "
             f"({s.max_seconds:g} s in all); ask again from another deal number",
         )
@@ -221,11 +231,11 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     move = read_move(game, body["move"])
     rejection = game.check_move(state, move, game.legal_moves(state))
     if rejection:
-        raise ApiError(409, "illegal-move", rejection.detail, rule=rejection.rule)
+        raise ApiError(ProblemCode.ILLEGAL_MOVE, rejection.detail, rule=rejection.rule)
     state, events = game.play(state, move)
-    if body.get("autoplay") == "safe":
+    if body.get("autoplay") == Autoplay.SAFE:
         state = autoplay(game, state, events)
-    return answer({**position(game, state), "events": [event_to_json(game, e) for e in events]})
+    return json_answer({**position(game, state), "events": [event_to_json(game, e) for e in events]})
 
 
 def autoplay(game: Game, state: State, events: list[Event]) -> State:
@@ -250,7 +260,7 @@ def legal_moves(body: dict[str, Any], game_id: str) -> Response:
     """List every legal move of a state, and its status."""
     game, state = read_state(game_id, body["state"])
     moves = game.legal_moves(state)
-    return answer({"legal_moves": [move_to_json(game, m) for m in moves], "status": game.status(state, moves).value})
+    return json_answer({"legal_moves": [move_to_json(game, m) for m in moves], "status": game.status(state, moves).value})
 
 
 @blp.route("/<game:game_id>/validate", methods=["POST"])
@@ -264,7 +274,7 @@ def validate_state(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     try:
         read_state(game_id, body["state"])
     except ApiError as e:
-        if e.status != 422:
+        if e.code is not ProblemCode.INVALID_STATE:
             raise
         return {"valid": False, "problems": [{"where": w, "message": m} for w, m in e.errors]}
     return {"valid": True, "problems": []}

@@ -8,6 +8,8 @@
   sees to it) and prometheus_client then keeps the values in files that :func:`metrics_payload`
   adds up; without it (tests, ``flask run``) one in-process registry is used.
 - CORS: any origin by default, never credentials (the API has none to protect).
+- Settings (CORS origins, proxy hops, the metrics directory) come from the app's
+  :class:`~service.settings.Settings` (:mod:`.app_settings`), never from the environment.
 - Logs are formatted (as JSON, one access line per request) by gunicorn's logging config in
   deploy/gunicorn.conf.py; nothing here logs request or response bodies, so game states
   never reach the logs.
@@ -16,10 +18,10 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import flask
@@ -35,7 +37,7 @@ from prometheus_client import (
 from prometheus_client.multiprocess import MultiProcessCollector
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from .config import env_int
+from .app_settings import current_settings, settings_of
 from .problems import request_id
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -87,11 +89,12 @@ def record_solver_run(game_id: str, result: str, seconds: float) -> None:
     SOLVER_SECONDS.labels(game_id, result).observe(seconds)
 
 
-def metrics_payload() -> tuple[bytes, str]:
-    """The Prometheus text exposition of this process (or of all gunicorn workers)."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+def metrics_payload(multiprocess_dir: Path | None) -> tuple[bytes, str]:
+    """The Prometheus text exposition of this process, or of all gunicorn workers when
+    they keep their values in ``multiprocess_dir`` (``PROMETHEUS_MULTIPROC_DIR``)."""
+    if multiprocess_dir is not None:
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry, path=str(multiprocess_dir))
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
@@ -109,20 +112,6 @@ def incoming_request_id(value: str | None) -> str:
     return uuid.uuid4().hex
 
 
-def cors_origins(raw: str) -> frozenset[str] | None:
-    """Parse ``CORS_ALLOW_ORIGINS``: ``*`` (any), a comma-separated list, or empty (off).
-
-    >>> sorted(cors_origins("https://a.example, https://b.example"))
-    ['https://a.example', 'https://b.example']
-    >>> cors_origins("*")
-    frozenset({'*'})
-    >>> cors_origins(" ") is None
-    True
-    """
-    origins = frozenset(o.strip().rstrip("/") for o in raw.split(",") if o.strip())
-    return origins or None
-
-
 def begin_request() -> flask.Response | None:
     """Give the request its id and start its clock; answer CORS preflights at once."""
     flask.g.request_id = incoming_request_id(flask.request.headers.get(REQUEST_ID_HEADER))
@@ -130,7 +119,7 @@ def begin_request() -> flask.Response | None:
     if (
         flask.request.method == "OPTIONS"
         and "Access-Control-Request-Method" in flask.request.headers
-        and flask.current_app.config["CORS_ORIGINS"] is not None
+        and current_settings().cors.allow_origins is not None
     ):
         preflight = flask.current_app.response_class(status=204)
         del preflight.headers["Content-Type"]
@@ -155,7 +144,8 @@ def finish_response(response: flask.Response) -> flask.Response:
 
 
 def add_cors_headers(response: flask.Response) -> None:
-    origins: frozenset[str] | None = flask.current_app.config["CORS_ORIGINS"]
+    cors = current_settings().cors
+    origins = cors.allow_origins
     if origins is None:
         return
     origin = flask.request.headers.get("Origin")
@@ -170,7 +160,7 @@ def add_cors_headers(response: flask.Response) -> None:
     if flask.request.method == "OPTIONS":
         response.headers["Access-Control-Allow-Methods"] = CORS_ALLOWED_METHODS
         response.headers["Access-Control-Allow-Headers"] = CORS_ALLOWED_HEADERS
-        response.headers["Access-Control-Max-Age"] = str(flask.current_app.config["CORS_MAX_AGE"])
+        response.headers["Access-Control-Max-Age"] = str(cors.max_age)
 
 
 _base_record_factory = logging.getLogRecordFactory()
@@ -186,11 +176,8 @@ def _record_with_request_id(*args: Any, **kwargs: Any) -> logging.LogRecord:
 
 
 def init_observability(app: Flask) -> None:
-    """Hook request ids, metrics, log context and CORS into ``app``; read their settings."""
-    app.config.setdefault("CORS_ORIGINS", cors_origins(os.environ.get("CORS_ALLOW_ORIGINS", "*")))
-    app.config.setdefault("CORS_MAX_AGE", env_int("CORS_MAX_AGE", 600))
-    app.config.setdefault("TRUSTED_PROXY_HOPS", env_int("TRUSTED_PROXY_HOPS", 0))
-    hops = app.config["TRUSTED_PROXY_HOPS"]
+    """Hook request ids, metrics, log context and CORS into ``app`` (built with its settings)."""
+    hops = settings_of(app).http.trusted_proxy_hops
     if hops > 0:
         # Behind the balancer: client address and scheme from its X-Forwarded-* headers.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]

@@ -4,7 +4,8 @@
   no dependency (there are none), so a restart is never triggered by someone else's outage.
 - ``GET /readyz``: readiness. 503 while the server drains after SIGTERM, so the balancer
   stops sending before the workers exit. The gunicorn master (deploy/gunicorn.conf.py)
-  creates the file named by ``DRAIN_FILE`` when it gets SIGTERM; every worker sees it.
+  creates the drain file (the settings' ``ops.drain_file``, ``DRAIN_FILE``) when it gets
+  SIGTERM; every worker sees it.
 - ``GET /metrics``: Prometheus text format, summed over all gunicorn workers.
 
 A plain Flask blueprint on purpose: these routes stay out of openapi.yaml.
@@ -12,13 +13,12 @@ A plain Flask blueprint on purpose: these routes stay out of openapi.yaml.
 
 from __future__ import annotations
 
-import os
-
 import flask
 from flask import Blueprint
 
+from .app_settings import current_settings
 from .observability import metrics_payload
-from .problems import problem_response
+from .problems import ProblemCode, problem_response
 
 blp = Blueprint("ops", __name__)
 
@@ -27,13 +27,8 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 def draining() -> bool:
     """True once the server has begun its graceful stop."""
-    path: str = flask.current_app.config.get("DRAIN_FILE") or ""
-    return bool(path) and os.path.exists(path)
-
-
-@blp.record_once
-def read_settings(state: flask.blueprints.BlueprintSetupState) -> None:
-    state.app.config.setdefault("DRAIN_FILE", os.environ.get("DRAIN_FILE", ""))
+    path = current_settings().ops.drain_file
+    return path is not None and path.exists()
 
 
 @blp.get("/healthz")
@@ -47,7 +42,7 @@ def readyz() -> flask.Response:
     """Readiness: 200 while this server takes traffic, 503 while it drains."""
     if draining():
         return problem_response(
-            503, "draining", "the server is shutting down; send requests elsewhere", headers=NO_STORE
+            ProblemCode.DRAINING, "the server is shutting down; send requests elsewhere", headers=NO_STORE
         )
     return flask.make_response(flask.jsonify(status="ready"), 200, NO_STORE)
 
@@ -55,5 +50,5 @@ def readyz() -> flask.Response:
 @blp.get("/metrics")
 def metrics() -> flask.Response:
     """Prometheus metrics of every worker of this server."""
-    payload, content_type = metrics_payload()
+    payload, content_type = metrics_payload(current_settings().ops.metrics_dir)
     return flask.Response(payload, 200, {"Content-Type": content_type, **NO_STORE})

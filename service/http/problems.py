@@ -3,6 +3,9 @@
 Every error the service answers goes through :func:`problem_response`, so all of them
 have the same shape: ``type``, ``title``, ``status``, ``detail``, a machine-readable
 ``code``, and where useful ``errors`` (JSON pointers into the request) and ``rule``.
+:class:`ProblemCode` is the one list of codes, each with its status and title: every
+error names one, and the schema's ``code`` enum and the README's error table (checked
+by tests/contract/test_readme_tables.py) are built from or checked against it.
 """
 
 from __future__ import annotations
@@ -10,49 +13,100 @@ from __future__ import annotations
 import http
 import logging
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 import flask
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
+from marshmallow import fields, validate
 from werkzeug.exceptions import HTTPException
 
-from .schemas import ProblemSchema
+from .schemas import ProblemDetailSchema, Strict
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("service.http")
 
 
+class ProblemCode(StrEnum):
+    """Every ``code`` the service answers, with its HTTP status and title.
+
+    ``status`` is None only for ``http-error``, which reports whatever other 4xx status
+    the HTTP stack raised (416 for a Range past a static file's end...); a code without
+    a title of its own takes its status's phrase.
+    """
+
+    status: int | None
+    own_title: str | None
+
+    def __new__(cls, value: str, status: int | None, own_title: str | None = None) -> ProblemCode:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.status = status
+        member.own_title = own_title
+        return member
+
+    MALFORMED_JSON = "malformed-json", 400, "Malformed JSON"
+    INVALID_BODY = "invalid-body", 400, "Invalid request body"
+    INVALID_STATE = "invalid-state", 422, "Inconsistent game state"
+    INVALID_OPTIONS = "invalid-options", 422, "Invalid rule options"
+    INVALID_MOVE = "invalid-move", 422, "Unreadable move"
+    UNKNOWN_GAME = "unknown-game", 404, "Unknown game"
+    ILLEGAL_MOVE = "illegal-move", 409, "Illegal move"
+    NO_WINNABLE_DEAL = "no-winnable-deal", 422, "No winnable deal found"
+    NOT_FOUND = "not-found", 404
+    METHOD_NOT_ALLOWED = "method-not-allowed", 405
+    UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", 415
+    BODY_TOO_LARGE = "body-too-large", 413, "Request body too large"
+    DRAINING = "draining", 503
+    HTTP_ERROR = "http-error", None
+    INTERNAL_ERROR = "internal-error", 500
+
+    def title_for(self, status: int) -> str:
+        """The problem's ``title``: the code's own, else the phrase of ``status``."""
+        return self.own_title or http.HTTPStatus(status).phrase
+
+
 class ApiError(Exception):
-    """An error the API answers deliberately (4xx), with its problem fields."""
+    """An error the API answers deliberately (4xx), with its problem fields; the status
+    is the code's."""
 
     def __init__(
         self,
-        status: int,
-        code: str,
+        code: ProblemCode,
         detail: str,
         errors: Iterable[tuple[str, str]] = (),
         rule: str | None = None,
     ) -> None:
         super().__init__(detail)
-        self.status = status
+        if code.status is None:
+            raise ValueError(f"{code} has no status of its own")
+        self.status: int = code.status
         self.code = code
         self.detail = detail
         self.errors = list(errors)
         self.rule = rule
 
 
-TITLES = {
-    "malformed-json": "Malformed JSON",
-    "invalid-body": "Invalid request body",
-    "invalid-state": "Inconsistent game state",
-    "invalid-options": "Invalid rule options",
-    "invalid-move": "Unreadable move",
-    "unknown-game": "Unknown game",
-    "illegal-move": "Illegal move",
-    "body-too-large": "Request body too large",
-    "no-winnable-deal": "No winnable deal found",
-}
+class ProblemSchema(Strict):
+    """RFC 9457 problem details, with a machine-readable ``code``."""
+
+    type = fields.String(required=True, metadata={"example": "about:blank"})
+    title = fields.String(required=True, metadata={"example": "Illegal move"})
+    status = fields.Integer(required=True, metadata={"example": 409})
+    detail = fields.String(required=True, metadata={"example": "the tableau builds down in suit by one: the Five of Hearts does not go on the Nine of Clubs"})
+    code = fields.String(
+        required=True,
+        validate=validate.OneOf([c.value for c in ProblemCode]),
+        metadata={
+            "description": "Machine-readable: " + ", ".join(f"`{c}`" for c in ProblemCode) + ".",
+            "example": ProblemCode.ILLEGAL_MOVE.value,
+        },
+    )
+    rule = fields.String(metadata={"description": "For `illegal-move`: id of the rule that forbids it.", "example": "tableau-builds-down-in-suit"})
+    errors = fields.List(fields.Nested(ProblemDetailSchema), metadata={"description": "Each problem found, with where it is."})
+    request_id = fields.String(metadata={"description": "The request's id (X-Request-ID)."})
+    instance = fields.String()
 
 
 def request_id() -> str | None:
@@ -60,19 +114,23 @@ def request_id() -> str | None:
 
 
 def problem_response(
-    status: int,
-    code: str,
+    code: ProblemCode,
     detail: str,
     errors: Iterable[tuple[str, str]] = (),
     rule: str | None = None,
     headers: Mapping[str, str] | None = None,
+    status: int | None = None,
 ) -> flask.Response:
+    """The problem+json answer; ``status`` defaults to the code's."""
+    status = status if status is not None else code.status
+    if status is None:
+        raise ValueError(f"{code} needs the status it reports")
     body: dict[str, Any] = {
         "type": "about:blank",
-        "title": TITLES.get(code) or http.HTTPStatus(status).phrase,
+        "title": code.title_for(status),
         "status": status,
         "detail": detail,
-        "code": code,
+        "code": code.value,
     }
     if rule:
         body["rule"] = rule
@@ -106,11 +164,10 @@ def flatten_messages(messages: Any, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-HTTP_CODES = {
-    404: "not-found",
-    405: "method-not-allowed",
-    413: "body-too-large",
-    415: "unsupported-media-type",
+# The code of each HTTP error the stack raises for itself (others: http-error, internal-error).
+HTTP_CODES: dict[int | None, ProblemCode] = {
+    c.status: c
+    for c in (ProblemCode.NOT_FOUND, ProblemCode.METHOD_NOT_ALLOWED, ProblemCode.BODY_TOO_LARGE, ProblemCode.UNSUPPORTED_MEDIA_TYPE)
 }
 
 
@@ -125,24 +182,24 @@ def handle_http_exception(error: HTTPException) -> flask.Response:
         body_errors = messages.get("json", messages) if isinstance(messages, Mapping) else messages
         errors = flatten_messages(body_errors)
         if any("Invalid JSON body" in m for _, m in errors):
-            return problem_response(400, "malformed-json", "the request body is not valid JSON", headers=headers)
+            return problem_response(ProblemCode.MALFORMED_JSON, "the request body is not valid JSON", headers=headers)
         return problem_response(
-            400, "invalid-body", "the request body does not match the API schema", errors, headers=headers
+            ProblemCode.INVALID_BODY, "the request body does not match the API schema", errors, headers=headers
         )
     if status == 400:
-        return problem_response(400, "malformed-json", error.description or "bad request", headers=headers)
+        return problem_response(ProblemCode.MALFORMED_JSON, error.description or "bad request", headers=headers)
     if status == 413:
         limit = flask.current_app.config.get("MAX_CONTENT_LENGTH")
         return problem_response(
-            413, "body-too-large", f"the request body is larger than {limit} bytes", headers=headers
+            ProblemCode.BODY_TOO_LARGE, f"the request body is larger than {limit} bytes", headers=headers
         )
-    code = HTTP_CODES.get(status, "http-error" if status < 500 else "internal-error")
+    code = HTTP_CODES.get(status, ProblemCode.HTTP_ERROR if status < 500 else ProblemCode.INTERNAL_ERROR)
     detail = error.description or http.HTTPStatus(status).phrase
-    return problem_response(status, code, detail, headers=headers)
+    return problem_response(code, detail, headers=headers, status=status)
 
 
 def handle_api_error(error: ApiError) -> flask.Response:
-    return problem_response(error.status, error.code, error.detail, error.errors, error.rule)
+    return problem_response(error.code, error.detail, error.errors, error.rule)
 
 
 def handle_unexpected(error: Exception) -> flask.Response:
@@ -150,11 +207,7 @@ def handle_unexpected(error: Exception) -> flask.Response:
     if isinstance(error, HTTPException):
         return handle_http_exception(error)
     log.exception("unhandled error")
-    return problem_response(500, "internal-error", "the service failed to answer; the error was logged")
-
-
-# Status codes the API documents, with the content type it really uses for them.
-ERROR_STATUSES = (400, 404, 405, 409, 413, 415, 422, 500)
+    return problem_response(ProblemCode.INTERNAL_ERROR, "the service failed to answer; the error was logged")
 
 
 class ProblemApi(Api):
@@ -175,31 +228,33 @@ class ProblemApi(Api):
             if status >= 400:
                 response["schema"] = self.ERROR_SCHEMA
                 if example:
+                    code, detail, extra = example
                     response["example"] = {
-                        "type": "about:blank", "title": TITLES.get(example[0], status.phrase),
-                        "status": int(status), "code": example[0], "detail": example[1], **example[2],
+                        "type": "about:blank", "title": code.title_for(status),
+                        "status": int(status), "code": code.value, "detail": detail, **extra,
                     }
                 prepare_response(response, self.spec, PROBLEM_JSON)
             self.spec.components.response(status.name, response, lazy=True)
 
 
-ERROR_DOCS: dict[int, tuple[str, tuple[str, str, dict[str, Any]] | None]] = {
+# Each documented error status: its description, and an example (code, detail, more fields).
+ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]] = {
     400: (
         "The body is not JSON, or does not match the schema (wrong types, unknown fields, sizes over the limits).",
-        ("invalid-body", "the request body does not match the API schema",
+        (ProblemCode.INVALID_BODY, "the request body does not match the API schema",
          {"errors": [{"where": "/move/count", "message": "Not a valid integer."}]}),
     ),
-    404: ("No game has this id.", ("unknown-game", "no game 'chess'; games: penguin, ...", {})),
+    404: ("No game has this id.", (ProblemCode.UNKNOWN_GAME, "no game 'chess'; games: penguin, ...", {})),
     409: (
         "The move is well-formed but the rules forbid it; `rule` names the rule.",
-        ("illegal-move", "the tableau builds down in suit by one: the Three of Diamonds does not go on the Eight of Clubs",
+        (ProblemCode.ILLEGAL_MOVE, "the tableau builds down in suit by one: the Three of Diamonds does not go on the Eight of Clubs",
          {"rule": "tableau-builds-down-in-suit"}),
     ),
-    413: ("The body is larger than the service accepts (MAX_BODY_BYTES).", ("body-too-large", "the request body is larger than 65536 bytes", {})),
+    413: ("The body is larger than the service accepts (MAX_BODY_BYTES).", (ProblemCode.BODY_TOO_LARGE, "the request body is larger than 65536 bytes", {})),
     422: (
         "The body matches the schema but its content cannot be accepted: an inconsistent state (a card missing or twice, "
         "a card not in the deck, a foundation out of order, an impossible pile), invalid rule options, or an incomplete move.",
-        ("invalid-state", "the state is not one this game can reach: AH appears 2 times (cell:0, tableau:6); the deck holds 1",
+        (ProblemCode.INVALID_STATE, "the state is not one this game can reach: AH appears 2 times (cell:0, tableau:6); the deck holds 1",
          {"errors": [{"where": "/state/piles/tableau/6/2", "message": "AH appears 2 times (cell:0, tableau:6); the deck holds 1"}]}),
     ),
 }

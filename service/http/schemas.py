@@ -1,19 +1,24 @@
 """Marshmallow schemas of the v1 API: the single source of ``openapi.yaml``.
 
 They check shape and size only (types, patterns, lengths), so that nothing a client
-sends can make a request big; what a state *means* is checked by the engine
-(:mod:`service.engine.notation` and ``Game.validate``).
+sends can make a request big; what a state *means* is read by :mod:`.wire` and checked
+by the engine (``Game.validate``). Every enumeration they show is built from the one
+that declares it: actions from :data:`.wire.ACTION_NAMES`, statuses, event kinds, pile
+groups and fans from the engine's enums (:mod:`service.engine.core`); the problem
+codes' schema lives with them in :mod:`.problems`.
 """
 
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from service.engine.core import MAX_DEAL
-from service.engine.notation import MAX_PILE_CARDS
+from service.engine.core import MAX_DEAL, EventKind, Fan, GroupName, Status
+
+from .wire import ACTION_NAMES, MAX_DEAL_DIGITS, MAX_PILE_CARDS, NotationError, format_deal, parse_deal
 
 CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
 PILE_REF_PATTERN = r"^[a-z]{1,16}:[0-9]{1,4}$"
@@ -47,23 +52,19 @@ class StrictNumber(fields.Float):
 
 
 class DealNumber(fields.Field):
-    """A deal number: a JSON integer, or a decimal string for numbers past 2^53."""
+    """A deal number: a JSON integer, or a decimal string for numbers past 2^53
+    (read by :func:`.wire.parse_deal`, the one reader of deal numbers)."""
 
-    default_error_messages = {"invalid": "a deal number is an integer or a string of 1-20 decimal digits"}
+    default_error_messages = {"invalid": f"a deal number is an integer or a string of 1-{MAX_DEAL_DIGITS} decimal digits"}
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
-        if isinstance(value, bool):
-            raise self.make_error("invalid")
-        if isinstance(value, str):
-            if not (1 <= len(value) <= 20 and value.isascii() and value.isdigit()):
-                raise self.make_error("invalid")
-            value = int(value)
-        if not isinstance(value, int) or not 0 <= value <= MAX_DEAL:
-            raise self.make_error("invalid")
-        return value
+        try:
+            return parse_deal(value)
+        except NotationError:
+            raise self.make_error("invalid") from None
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
-        return None if value is None else str(value)
+        return None if value is None else format_deal(value)
 
 
 DEAL_NUMBER_TEXT = (
@@ -75,7 +76,7 @@ DEAL_NUMBER_DOC: dict[str, Any] = {
     "description": DEAL_NUMBER_TEXT,
     "oneOf": [
         {"type": "integer", "minimum": 0, "maximum": MAX_DEAL},
-        {"type": "string", "pattern": "^[0-9]{1,20}$"},
+        {"type": "string", "pattern": f"^[0-9]{{1,{MAX_DEAL_DIGITS}}}$"},
     ],
     "example": "1",
 }
@@ -176,17 +177,23 @@ def pile_group_field(description: str) -> PileGroupField:
     )
 
 
-class PilesSchema(Strict):
-    """The pile groups of docs/rules.md; a game uses some of them (see its ``pile_groups``)."""
+GROUP_DOCS: dict[GroupName, str] = {
+    GroupName.FOUNDATION: "Foundations.",
+    GroupName.TABLEAU: "Tableau piles.",
+    GroupName.CELL: "Cells (one card each).",
+    GroupName.RESERVE: "Reserves.",
+    GroupName.FAN: "Fans.",
+    GroupName.STAR: "Stars (Binary Star).",
+    GroupName.STOCK: "The stock (face down); its last card is dealt next.",
+    GroupName.WASTE: "The waste; its last card is the available one.",
+}
 
-    foundation = pile_group_field("Foundations.")
-    tableau = pile_group_field("Tableau piles.")
-    cell = pile_group_field("Cells (one card each).")
-    reserve = pile_group_field("Reserves.")
-    fan = pile_group_field("Fans.")
-    star = pile_group_field("Stars (Binary Star).")
-    stock = pile_group_field("The stock (face down); its last card is dealt next.")
-    waste = pile_group_field("The waste; its last card is the available one.")
+# The pile groups of docs/rules.md, one field per GroupName (a game uses some of them;
+# see its ``pile_groups``). Indexing GROUP_DOCS by every name fails at import when a
+# new name has no description.
+PilesSchema = Strict.from_dict(
+    {name.value: pile_group_field(GROUP_DOCS[name]) for name in GroupName}, name="PilesSchema"
+)
 
 
 class StateSchema(Strict):
@@ -203,7 +210,7 @@ class StateSchema(Strict):
     options = options_field(load_default=dict)
     deal = DealNumber(required=True, metadata=DEAL_NUMBER_DOC)
     piles = fields.Nested(
-        "PilesSchema",
+        PilesSchema,
         required=True,
         metadata={
             "description": "Pile groups by name (those the game has); each a list of piles indexed from 0, each pile bottom card first (its last card is the top).",
@@ -235,7 +242,7 @@ MOVE_DOC = {
 
 class MoveSchema(Strict):
     action = fields.String(
-        required=True, validate=validate.OneOf(["move", "deal", "redeal"]),
+        required=True, validate=validate.OneOf(list(ACTION_NAMES.values())),
         metadata={"description": "`move` a card or run, `deal` from the stock, or `redeal`."},
     )
     from_ = fields.String(
@@ -255,7 +262,7 @@ class MoveSchema(Strict):
 class EventSchema(Strict):
     type = fields.String(
         required=True,
-        validate=validate.OneOf(["move", "auto", "autoplay", "deal", "redeal"]),
+        validate=validate.OneOf([k.value for k in EventKind]),
         metadata={"description": "`move`: the move asked for; `auto`: a move the rules made by themselves (a refill); `autoplay`: a safe foundation move made because `autoplay` was `safe`; `deal`, `redeal`."},
     )
     from_ = fields.String(data_key="from", attribute="from", metadata={"example": "tableau:3"})
@@ -270,7 +277,7 @@ STATUS_DOC = {
 
 
 def status_field() -> fields.String:
-    return fields.String(required=True, validate=validate.OneOf(["playing", "won", "lost"]), metadata=STATUS_DOC)
+    return fields.String(required=True, validate=validate.OneOf([s.value for s in Status]), metadata=STATUS_DOC)
 
 
 def legal_moves_field() -> fields.List:
@@ -305,11 +312,18 @@ class DealResponseSchema(Strict):
     status = status_field()
 
 
+class Autoplay(StrEnum):
+    """What a move request may ask to be played after the move."""
+
+    NONE = "none"
+    SAFE = "safe"  # every foundation move that can never hurt (each game's ``autoplay_rule``)
+
+
 class MoveRequestSchema(Strict):
     state = fields.Nested(StateSchema, required=True)
     move = fields.Nested(MoveSchema, required=True, metadata=MOVE_DOC)
     autoplay = fields.String(
-        load_default="none", validate=validate.OneOf(["none", "safe"]),
+        load_default=Autoplay.NONE.value, validate=validate.OneOf([a.value for a in Autoplay]),
         metadata={"description": "`safe`: after the move, make every foundation move that can never hurt (each game's `autoplay` says which)."},
     )
 
@@ -346,7 +360,7 @@ class PileGroupSchema(Strict):
     row = fields.Integer(required=True, metadata={"description": "Grid row (in card slots) of the group's first pile."})
     column = fields.Integer(required=True, metadata={"description": "Grid column of the group's first pile."})
     per_row = fields.Integer(required=True, metadata={"description": "Piles laid left to right before wrapping to the next row."})
-    fan = fields.String(required=True, validate=validate.OneOf(["none", "down", "right"]), metadata={"description": "How a pile's cards spread: `none` (stacked, top card shows), `down` or `right`."})
+    fan = fields.String(required=True, validate=validate.OneOf([f.value for f in Fan]), metadata={"description": "How a pile's cards spread: `none` (stacked, top card shows), `down` or `right`."})
     face_down = fields.Boolean(required=True, metadata={"description": "Cards lie face down (the stock)."})
     capacity = fields.Integer(required=True, allow_none=True, metadata={"description": "Most cards a pile holds, or null."})
     description = fields.String(required=True)
@@ -377,7 +391,7 @@ class GameSchema(Strict):
     pile_groups = fields.List(fields.Nested(PileGroupSchema), required=True)
     counters = fields.List(fields.Nested(CounterSpecSchema), required=True)
     options = fields.List(fields.Nested(OptionSpecSchema), required=True)
-    actions = fields.List(fields.String(validate=validate.OneOf(["move", "deal", "redeal"])), required=True, metadata={"description": "Actions the game has at all."})
+    actions = fields.List(fields.String(validate=validate.OneOf(list(ACTION_NAMES.values()))), required=True, metadata={"description": "Actions the game has at all."})
 
 
 class GameDetailSchema(GameSchema):
@@ -387,23 +401,3 @@ class GameDetailSchema(GameSchema):
 
 class GameListSchema(Strict):
     games = fields.List(fields.Nested(GameSchema), required=True)
-
-
-class ProblemSchema(Strict):
-    """RFC 9457 problem details, with a machine-readable ``code``."""
-
-    type = fields.String(required=True, metadata={"example": "about:blank"})
-    title = fields.String(required=True, metadata={"example": "Illegal move"})
-    status = fields.Integer(required=True, metadata={"example": 409})
-    detail = fields.String(required=True, metadata={"example": "the tableau builds down in suit by one: the Five of Hearts does not go on the Nine of Clubs"})
-    code = fields.String(
-        required=True,
-        metadata={
-            "description": "Machine-readable: `malformed-json`, `invalid-body`, `invalid-state`, `invalid-options`, `invalid-move`, `unknown-game`, `illegal-move`, `not-found`, `method-not-allowed`, `unsupported-media-type`, `body-too-large`, `internal-error`.",
-            "example": "illegal-move",
-        },
-    )
-    rule = fields.String(metadata={"description": "For `illegal-move`: id of the rule that forbids it.", "example": "tableau-builds-down-in-suit"})
-    errors = fields.List(fields.Nested(ProblemDetailSchema), metadata={"description": "Each problem found, with where it is."})
-    request_id = fields.String(metadata={"description": "The request's id (X-Request-ID)."})
-    instance = fields.String()

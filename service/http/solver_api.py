@@ -1,25 +1,24 @@
 """The solve and hint endpoints: thin views over :mod:`service.solver`.
 
 Budgets: a request's limits are capped by the server's settings
-(:class:`~service.solver.SolverSettings`, read from the environment when the blueprint
-is registered), so no request can make a search run longer or hold more positions
-than the server allows.
+(:class:`~service.solver.SolverSettings`, part of the app's settings), so no request can
+make a search run longer or hold more positions than the server allows.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
 from flask_smorest import Blueprint
 
 from service.engine.core import Game
-from service.engine.notation import move_to_json
-from service.solver import Limits, SolveResult, SolverSettings, hint, solve_position
+from service.solver import Limits, SolveResult, hint, solve_position
 
+from .app_settings import current_settings
 from .games_api import read_state
 from .observability import record_solver_run
 from .solver_schemas import HintRequestSchema, HintResponseSchema, SolveRequestSchema, SolveResponseSchema
+from .wire import move_to_json
 
 blp = Blueprint(
     "solver",
@@ -34,27 +33,17 @@ blp = Blueprint(
     ),
 )
 
-SETTINGS_KEY = "SOLVER_SETTINGS"
-
-
-@blp.record_once
-def _init(state: Any) -> None:
-    state.app.config.setdefault(SETTINGS_KEY, SolverSettings.from_env())
-
-
-def settings() -> SolverSettings:
-    value = current_app.config.get(SETTINGS_KEY)
-    return value if isinstance(value, SolverSettings) else SolverSettings.from_env()
-
 
 def capped_limits(requested: dict[str, Any], default_seconds: float | None = None) -> Limits:
-    s = settings()
+    """A request's limits (or the defaults), each capped by the server's."""
+    s = current_settings().solver
     seconds = requested.get("max_seconds", default_seconds or s.max_seconds)
     states = requested.get("max_states", s.max_states)
     return Limits(min(seconds, s.max_seconds), min(states, s.max_states))
 
 
 def stats(result: SolveResult, limits: Limits) -> dict[str, Any]:
+    """The ``stats`` of an answer: what the search did, and the limits it ran under."""
     return {
         "states": result.states,
         "seconds": round(result.seconds, 4),
@@ -103,12 +92,12 @@ def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     move when the solver finds one within the hint budget (HINT_SECONDS), else the
     heuristic's choice."""
     game, state = read_state(game_id, body["state"])
-    limits = capped_limits({}, settings().hint_seconds)
-    answer = hint(game, state, limits)
-    record(game, answer.search)
+    limits = capped_limits({}, current_settings().solver.hint_seconds)
+    given = hint(game, state, limits)
+    record(game, given.search)
     return {
-        "move": None if answer.move is None else move_to_json(game, answer.move),
-        "reason": answer.reason,
-        "winnable": answer.winnable,
-        "stats": stats(answer.search, limits),
+        "move": None if given.move is None else move_to_json(game, given.move),
+        "reason": given.reason,
+        "winnable": given.winnable,
+        "stats": stats(given.search, limits),
     }

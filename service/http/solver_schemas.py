@@ -1,10 +1,15 @@
-"""Marshmallow schemas of the solve and hint endpoints (part of ``openapi.yaml``)."""
+"""Marshmallow schemas of the solve and hint endpoints (part of ``openapi.yaml``).
+
+The ``result`` enum is the solver's :class:`~service.solver.Outcome`, not a copy of it.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from marshmallow import ValidationError, fields, validate
+
+from service.solver import Outcome
 
 from .schemas import MOVE_DOC, MoveSchema, StateSchema, Strict, StrictNumber
 
@@ -56,7 +61,7 @@ RESULT_DOC = (
 
 
 class SolveResponseSchema(Strict):
-    result = fields.String(required=True, validate=validate.OneOf(["solved", "unsolvable", "unknown"]), metadata={"description": RESULT_DOC})
+    result = fields.String(required=True, validate=validate.OneOf([o.value for o in Outcome]), metadata={"description": RESULT_DOC})
     moves = fields.List(
         fields.Nested(MoveSchema), required=True,
         metadata={"description": "For `solved`: the winning moves, each a v1 move to send to the moves endpoint in turn (without autoplay); empty otherwise."},

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Response, current_app, send_from_directory
-from flask.blueprints import BlueprintSetupState
+from flask import Blueprint, Response, send_from_directory
 from werkzeug.exceptions import NotFound
 
-from .config import env_int
+from .app_settings import current_settings
 
 blp = Blueprint("web", __name__)
 
@@ -31,17 +30,10 @@ def swagger_ui_dir() -> Path | None:
     return Path(str(swagger_ui_path))
 
 
-@blp.record_once
-def init_web(state: BlueprintSetupState) -> None:
-    """Read this module's settings from the environment (see the README's table)."""
-    app = state.app
-    # How long browsers may cache the client's and the docs' static files.
-    app.config.setdefault("WEB_ASSET_MAX_AGE", env_int("WEB_ASSET_MAX_AGE", 60))
-
-
 def _static(directory: Path, filename: str) -> Response:
-    """A file under ``directory`` (send_from_directory refuses paths that leave it: 404)."""
-    response = send_from_directory(directory, filename, max_age=current_app.config["WEB_ASSET_MAX_AGE"])
+    """A file under ``directory`` (send_from_directory refuses paths that leave it: 404),
+    cacheable for the settings' ``web.asset_max_age`` seconds."""
+    response = send_from_directory(directory, filename, max_age=current_settings().web.asset_max_age)
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
 

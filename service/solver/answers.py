@@ -41,7 +41,7 @@ class Hint:
 
 def hint(game: Game, state: State, limits: Limits) -> Hint:
     """A solution's first move if one is found within ``limits``; else the heuristic's
-    choice: the first move the game's solver knowledge would try (its
+    choice: the first move the game's search strategy would try (its
     :attr:`~service.solver.search.Strategy.heuristic` says what it prefers, and the
     reason quotes it)."""
     result = solve_position(game, state, limits)
@@ -58,20 +58,20 @@ def hint(game: Game, state: State, limits: Limits) -> Hint:
         )
     if not legal:
         return Hint(None, "no legal move is left: the game is lost", False, result)
-    kn = strategy_for(game, state)
-    ordered = [m for m in kn.ordered_moves(state) if m in legal]
+    strategy = strategy_for(game, state)
+    ordered = [m for m in strategy.ordered_moves(state) if m in legal]
     move = ordered[0] if ordered else legal[0]
     if result.result is Outcome.UNSOLVABLE:
         return Hint(
             move,
             "the game can no longer be won (the solver searched every reachable position); "
-            f"this is the heuristic's choice: {kn.heuristic}",
+            f"this is the heuristic's choice: {strategy.heuristic}",
             False,
             result,
         )
     return Hint(
         move,
-        f"no solution found within {result.seconds:.2f} s; the heuristic's choice: {kn.heuristic}",
+        f"no solution found within {result.seconds:.2f} s; the heuristic's choice: {strategy.heuristic}",
         None,
         result,
     )
@@ -107,9 +107,9 @@ def first_winnable_deal(
             if seconds <= 0:
                 return WinnableSearch(range(start, deal), None)
         state = game.initial_state(deal)
-        t0 = time.monotonic()
+        started = time.monotonic()
         result = solve_position(game, state, Limits(seconds, max_states))
-        log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - t0)
+        log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - started)
         if result.result is Outcome.SOLVED:
             return WinnableSearch(range(start, deal + 1), (deal, state))
     return WinnableSearch(range(start, last), None)

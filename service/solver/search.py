@@ -8,9 +8,17 @@ every child carries the engine moves that produce it, so the solution the core r
 is a plain list of engine moves, and :func:`verify` replays it through
 ``game.legal_moves`` before anyone sees it.
 
-Soundness: ``unsolvable`` is answered only when the search exhausted every position
+The passes (:class:`SearchPlan`): :func:`depth_first` (optionally a depth-bounded
+pass first), :func:`best_first` (lowest :meth:`Strategy.score` first), or a plug-in's
+own search built from them. Every pass of one solve shares its position limit.
+
+Soundness: ``unsolvable`` is answered only when a pass exhausted every position
 reachable from the start, up to the strategy's pruning (canonical keys, safe
 automatic moves, merged equivalent moves), which each plug-in documents and argues.
+The core itself prunes nothing else: a position is skipped only when its key is
+already in the visited set, so it was (or is being) searched; a depth-bounded pass
+that cut a line, and a best-first pass that dropped open positions to bound memory,
+answer ``unknown``, never ``unsolvable``.
 """
 
 from __future__ import annotations
@@ -90,6 +98,21 @@ class SolveResult:
     states: int = 0
     seconds: float = 0.0
     stopped_by: StopReason | None = None  # set when result is UNKNOWN
+
+    @classmethod
+    def solved(cls, moves: list[Move], states: int, started: float) -> SolveResult:
+        """``moves`` win; the search began at ``started`` (``time.monotonic()``)."""
+        return cls(Outcome.SOLVED, moves, states, time.monotonic() - started)
+
+    @classmethod
+    def unsolvable(cls, states: int, started: float) -> SolveResult:
+        """Proved unsolvable: every reachable position was seen (up to sound pruning)."""
+        return cls(Outcome.UNSOLVABLE, [], states, time.monotonic() - started)
+
+    @classmethod
+    def unknown(cls, reason: StopReason, states: int, started: float) -> SolveResult:
+        """Unknown: ``reason`` stopped the search after ``states`` positions."""
+        return cls(Outcome.UNKNOWN, [], states, time.monotonic() - started, reason)
 
 
 class Strategy:
@@ -173,10 +196,12 @@ class Strategy:
 
         return sorted(game.legal_moves(state), key=score)
 
-    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float) -> SolveResult:
+    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Node, started: float) -> SolveResult:
         """A plug-in's own search (plan OWN), from ``root`` after the ``first``
-        automatic moves; it must answer ``unsolvable`` only after an exhaustive pass,
-        and may use :func:`depth_first` and :func:`best_first` as building blocks."""
+        automatic moves, for a solve that began at ``started`` (``time.monotonic()``:
+        the deadline is ``started + limits.max_seconds``). It must answer
+        ``unsolvable`` only after an exhaustive pass, and may use :func:`depth_first`
+        and :func:`best_first` as building blocks."""
         raise NotImplementedError
 
     def children(self, state: Node) -> Iterator[Child]:
@@ -192,8 +217,8 @@ class Strategy:
 class _GcPause:
     """Pauses the cyclic garbage collector while any search runs (searches in other
     threads of the process included): a search makes no reference cycles but very many
-    small tuples, whose collections cost about 15% of the time and, with a large
-    visited set, pauses that delay the time check. The collector is process-wide, so
+    small tuples, whose collections cost a measurable share of the time and, with a
+    large visited set, pauses that delay the time check. The collector is process-wide, so
     the first search to start pauses it and the last to end restores it."""
 
     def __init__(self) -> None:
@@ -227,22 +252,22 @@ def solve(strategy: Strategy, limits: Limits) -> SolveResult:
         return _solve(strategy, limits)
 
 
-def _solve(kn: Strategy, limits: Limits) -> SolveResult:
-    t0 = time.monotonic()
-    first, root = kn.auto(kn.start())
-    if kn.is_won(root):
-        return SolveResult(Outcome.SOLVED, [Move(*m) for m in first], 1, time.monotonic() - t0)
-    if kn.plan is SearchPlan.OWN:
-        return kn.own_search(limits, first, root, t0)
-    if kn.plan is SearchPlan.DEPTH_THEN_BEST_FIRST:
-        part = Limits(limits.max_seconds * kn.first_share, limits.max_states)
-        r1 = depth_first(kn, part, first, root, t0)
-        if r1.result is not Outcome.UNKNOWN or r1.stopped_by is not StopReason.TIME:
-            return r1
-        r2 = best_first(kn, remaining(limits, r1.states), first, root, t0)
-        r2.states += r1.states
-        return r2
-    return depth_first(kn, limits, first, root, t0)
+def _solve(strategy: Strategy, limits: Limits) -> SolveResult:
+    started = time.monotonic()
+    first, root = strategy.auto(strategy.start())
+    if strategy.is_won(root):
+        return SolveResult.solved([Move(*m) for m in first], 1, started)
+    if strategy.plan is SearchPlan.OWN:
+        return strategy.own_search(limits, first, root, started)
+    if strategy.plan is SearchPlan.DEPTH_THEN_BEST_FIRST:
+        part = Limits(limits.max_seconds * strategy.first_share, limits.max_states)
+        deep = depth_first(strategy, part, first, root, started)
+        if deep.result is not Outcome.UNKNOWN or deep.stopped_by is not StopReason.TIME:
+            return deep
+        greedy = best_first(strategy, remaining(limits, deep.states), first, root, started)
+        greedy.states += deep.states
+        return greedy
+    return depth_first(strategy, limits, first, root, started)
 
 
 def remaining(limits: Limits, used: int) -> Limits:
@@ -252,30 +277,30 @@ def remaining(limits: Limits, used: int) -> Limits:
 
 
 def depth_first(
-    kn: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
+    strategy: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, started: float
 ) -> SolveResult:
-    """Depth-first search with a visited set (bounded first if ``kn.max_depth`` says so)."""
-    if kn.max_depth is None:
-        return depth_first_pass(kn, limits, first, root, t0, None)
-    bounded = depth_first_pass(kn, limits, first, root, t0, kn.max_depth)
+    """Depth-first search with a visited set (bounded first if ``strategy.max_depth`` says so)."""
+    if strategy.max_depth is None:
+        return depth_first_pass(strategy, limits, first, root, started, None)
+    bounded = depth_first_pass(strategy, limits, first, root, started, strategy.max_depth)
     if bounded.stopped_by is not StopReason.DEPTH:
         return bounded
-    again = depth_first_pass(kn, remaining(limits, bounded.states), first, root, t0, None)
+    again = depth_first_pass(strategy, remaining(limits, bounded.states), first, root, started, None)
     again.states += bounded.states
     return again
 
 
 def depth_first_pass(
-    kn: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float, max_depth: int | None
+    strategy: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, started: float, max_depth: int | None
 ) -> SolveResult:
     """One depth-first pass; with ``max_depth``, lines longer than that are cut, and a
     pass that cut one and found nothing answers unknown, stopped by "depth"."""
-    deadline = t0 + limits.max_seconds
-    key = kn.key
-    is_won = kn.is_won
+    deadline = started + limits.max_seconds
+    key = strategy.key
+    is_won = strategy.is_won
     visited = {key(root)}
     max_states = max(1, limits.max_states)
-    stack: list[Iterator[Child]] = [kn.children(root)]
+    stack: list[Iterator[Child]] = [strategy.children(root)]
     path: list[tuple[MoveLike, ...]] = [first]
     nodes: list[Node] = [root]  # the positions path leads through (to shorten it)
     tick = 0
@@ -285,7 +310,7 @@ def depth_first_pass(
         for moves, child in stack[-1]:
             tick += 1
             if tick & 127 == 0 and time.monotonic() > deadline:
-                return SolveResult(Outcome.UNKNOWN, [], len(visited), time.monotonic() - t0, StopReason.TIME)
+                return SolveResult.unknown(StopReason.TIME, len(visited), started)
             k = key(child)
             if k in visited:
                 continue
@@ -293,12 +318,12 @@ def depth_first_pass(
             path.append(moves)
             nodes.append(child)
             if is_won(child):
-                if len(nodes) > kn.long_path:
-                    path = shorten(kn, nodes, path, deadline)
+                if len(nodes) > strategy.long_path:
+                    path = shorten(strategy, nodes, path, deadline)
                 solution = [Move(*m) for step in path for m in step]
-                return SolveResult(Outcome.SOLVED, solution, len(visited), time.monotonic() - t0)
+                return SolveResult.solved(solution, len(visited), started)
             if len(visited) >= max_states:
-                return SolveResult(Outcome.UNKNOWN, [], len(visited), time.monotonic() - t0, StopReason.STATES)
+                return SolveResult.unknown(StopReason.STATES, len(visited), started)
             if len(stack) >= depth_cap:
                 # not searched here: forget it, so that a shorter line may reach it
                 cut = True
@@ -306,30 +331,30 @@ def depth_first_pass(
                 path.pop()
                 nodes.pop()
                 continue
-            stack.append(kn.children(child))
+            stack.append(strategy.children(child))
             break
         else:
             stack.pop()
             path.pop()
             nodes.pop()
     if cut:
-        return SolveResult(Outcome.UNKNOWN, [], len(visited), time.monotonic() - t0, StopReason.DEPTH)
-    return SolveResult(Outcome.UNSOLVABLE, [], len(visited), time.monotonic() - t0)
+        return SolveResult.unknown(StopReason.DEPTH, len(visited), started)
+    return SolveResult.unsolvable(len(visited), started)
 
 
 def shorten(
-    kn: Strategy, nodes: list[Node], path: list[tuple[MoveLike, ...]], deadline: float
+    strategy: Strategy, nodes: list[Node], path: list[tuple[MoveLike, ...]], deadline: float
 ) -> list[tuple[MoveLike, ...]]:
     """A shorter line through the same won search path, or ``path`` itself.
 
     Depth-first search sometimes wanders: on rare deals its line runs through thousands
-    of positions (one Penguin-with-free-cell-moves deal: 9,084 moves). Each position on
+    of positions, most of them detours. Each position on
     the line is expanded once more, and the line jumps to the furthest later position
     that one of its children equals (by canonical key). The jumps are then replayed from
     the root, picking at each step a child with the next key, since equal keys may be
     different arrangements of the same position (moves name piles). If a step finds no
     such child, or the deadline passes, the original line is kept."""
-    key = kn.key
+    key = strategy.key
     node_keys = [key(n) for n in nodes]  # distinct: each was new to the visited set
     where = {k: i for i, k in enumerate(node_keys)}
     keys = [node_keys[0]]
@@ -338,7 +363,7 @@ def shorten(
         if time.monotonic() > deadline:
             return path
         best = i + 1
-        for _, child in kn.children(nodes[i]):
+        for _, child in strategy.children(nodes[i]):
             j = where.get(key(child), -1)
             if j > best:
                 best = j
@@ -349,23 +374,23 @@ def shorten(
     for k in keys[1:]:
         if time.monotonic() > deadline:
             return path
-        for moves, child in kn.children(node):
+        for moves, child in strategy.children(node):
             if key(child) == k:
                 steps.append(moves)
                 node = child
                 break
         else:
             return path
-    return steps if kn.is_won(node) else path
+    return steps if strategy.is_won(node) else path
 
 
 def best_first(
-    kn: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, t0: float
+    strategy: Strategy, limits: Limits, first: tuple[MoveLike, ...], root: Node, started: float
 ) -> SolveResult:
     """Greedy best-first: always expand the open node with the lowest score. Each key
     records its parent and the moves from it, to rebuild the solution."""
-    deadline = t0 + limits.max_seconds
-    key, score, is_won = kn.key, kn.score, kn.is_won
+    deadline = started + limits.max_seconds
+    key, score, is_won = strategy.key, strategy.score, strategy.is_won
     max_states = max(1, limits.max_states)
     k0 = key(root)
     parent: dict[Hashable, tuple[Hashable, tuple[MoveLike, ...]]] = {k0: (None, first)}
@@ -379,10 +404,10 @@ def best_first(
             heapq.heapify(heap)
             pruned = True
         _, _, pk, node = heapq.heappop(heap)
-        for moves, child in kn.children(node):
+        for moves, child in strategy.children(node):
             tick += 1
             if tick & 127 == 0 and time.monotonic() > deadline:
-                return SolveResult(Outcome.UNKNOWN, [], len(parent), time.monotonic() - t0, StopReason.TIME)
+                return SolveResult.unknown(StopReason.TIME, len(parent), started)
             k = key(child)
             if k in parent:
                 continue
@@ -394,14 +419,14 @@ def best_first(
                     cur, step = parent[cur]
                     steps.append(step)
                 solution = [Move(*m) for step in reversed(steps) for m in step]
-                return SolveResult(Outcome.SOLVED, solution, len(parent), time.monotonic() - t0)
+                return SolveResult.solved(solution, len(parent), started)
             if len(parent) >= max_states:
-                return SolveResult(Outcome.UNKNOWN, [], len(parent), time.monotonic() - t0, StopReason.STATES)
+                return SolveResult.unknown(StopReason.STATES, len(parent), started)
             count += 1
             heapq.heappush(heap, (score(child), count, k, child))
     if pruned:
-        return SolveResult(Outcome.UNKNOWN, [], len(parent), time.monotonic() - t0, StopReason.MEMORY)
-    return SolveResult(Outcome.UNSOLVABLE, [], len(parent), time.monotonic() - t0)
+        return SolveResult.unknown(StopReason.MEMORY, len(parent), started)
+    return SolveResult.unsolvable(len(parent), started)
 
 
 def verify(game: Game, state: State, moves: list[Move]) -> bool:

@@ -3,6 +3,10 @@
 The page must play through the public API alone; these tests click and drag like a
 player would, and fail on any console error, failed request, or request that leaves
 this host. Screenshots land in test-artifacts/.
+
+Every test that drives Chromium (it takes ``page``) is marked slow, so ``make
+test-quick`` skips them and never installs or starts a browser; the plain-HTTP checks of
+the pages run in the quick loop too.
 """
 
 from __future__ import annotations
@@ -19,8 +23,6 @@ from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from .browser_helpers import ROOT, PageWatch, install_browser, launch, screenshot, serve
-
-pytestmark = pytest.mark.slow
 
 IDLE = 'body[data-busy="0"]'
 
@@ -144,6 +146,7 @@ def test_no_file_outside_the_asset_folders(client: FlaskClient, path: str) -> No
 # ---- the page in a browser ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_deal_click_drag_undo_redo(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "penguin", 1)
     assert page.url.endswith("/play?game=penguin&deal=1")
@@ -190,6 +193,7 @@ def test_deal_click_drag_undo_redo(page: Page, base_url: str) -> None:
     expect(page.locator("#redo-button")).to_be_enabled()
 
 
+@pytest.mark.slow
 def test_illegal_drop_changes_nothing(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "penguin", 1)
     card = card_of(page, "tableau:0", 1)
@@ -205,6 +209,7 @@ def foundation_cards(page: Page) -> int:
     return sum(counts)
 
 
+@pytest.mark.slow
 def test_autoplay_toggle_and_double_click(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "penguin", 1, autoplay=True)
     assert foundation_cards(page) == 3
@@ -221,6 +226,7 @@ def test_autoplay_toggle_and_double_click(page: Page, base_url: str) -> None:
     assert moves_made(page) == 1
 
 
+@pytest.mark.slow
 def test_hint_is_highlighted(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "penguin", 1)
     page.locator("#hint-button").click()
@@ -230,6 +236,7 @@ def test_hint_is_highlighted(page: Page, base_url: str) -> None:
     expect(page.locator("#message")).to_contain_text("Hint")
 
 
+@pytest.mark.slow
 def test_play_a_winnable_deal_to_won(page: Page, base_url: str) -> None:
     """Abandon Hope deal 1, won by clicks (redeals included): the solver's answer says what to click."""
     game, deal = "abandon-hope", 1
@@ -248,6 +255,7 @@ def test_play_a_winnable_deal_to_won(page: Page, base_url: str) -> None:
     expect(page.locator("#status")).to_contain_text("won")
 
 
+@pytest.mark.slow
 def test_no_moves_left_screen(page: Page, base_url: str) -> None:
     """Small Billee deal 3 is lost within a few moves when every redeal is taken at once."""
     game, deal = "small-billee", 3
@@ -267,6 +275,7 @@ def test_no_moves_left_screen(page: Page, base_url: str) -> None:
     assert moves_made(page) == len(path) - 1
 
 
+@pytest.mark.slow
 def test_solve_button_plays_the_solution(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "abandon-hope", 2)
     page.locator("#solve-button").click()
@@ -276,6 +285,7 @@ def test_solve_button_plays_the_solution(page: Page, base_url: str) -> None:
     assert page.locator("body").get_attribute("data-status") == "playing"
 
 
+@pytest.mark.slow
 def test_solve_says_when_a_deal_is_lost(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "small-billee", 12)  # the solver proves this deal unwinnable
     page.locator("#solve-button").click()
@@ -283,6 +293,7 @@ def test_solve_says_when_a_deal_is_lost(page: Page, base_url: str) -> None:
     assert moves_made(page) == 0
 
 
+@pytest.mark.slow
 def test_random_deal_is_shareable(page: Page, base_url: str) -> None:
     page.goto(f"{base_url}/play?game=no-such-game")
     wait_idle(page)
@@ -300,6 +311,7 @@ def test_random_deal_is_shareable(page: Page, base_url: str) -> None:
     assert moves_made(page) == 1
 
 
+@pytest.mark.slow
 def test_rule_options_from_the_url_and_the_form(page: Page, base_url: str) -> None:
     page.goto(f"{base_url}/play?game=penguin&deal=1&opt.cells=4")
     wait_idle(page)
@@ -318,6 +330,7 @@ def test_rule_options_from_the_url_and_the_form(page: Page, base_url: str) -> No
     assert page.url.endswith("/play?game=penguin&deal=1")
 
 
+@pytest.mark.slow
 def test_winnable_button_deals_a_proved_winnable_deal(page: Page, base_url: str) -> None:
     open_deal(page, base_url, "penguin", 1)
     page.locator("#winnable-button").click()
@@ -327,6 +340,7 @@ def test_winnable_button_deals_a_proved_winnable_deal(page: Page, base_url: str)
     assert page.url.endswith(f"/play?game=penguin&deal={deal}")
 
 
+@pytest.mark.slow
 def test_docs_lists_every_operation_offline(page: Page, base_url: str) -> None:
     """Every operation of the contract (openapi.yaml) shows, and nothing loads from outside."""
     contract = yaml.safe_load((ROOT / "openapi.yaml").read_text())

@@ -182,7 +182,8 @@ def test_validate_accepts_a_dealt_state(client):
 
 
 def forgeries():
-    """(name, game, change(state) -> state, where the problem is)"""
+    """(name, game, change(state) -> state, where the problem is). Long only because it
+    is a table: one small change per kind of forgery, each next to its name."""
 
     def twice(s):
         s["piles"]["cell"][0] = [s["piles"]["tableau"][0][-1]]

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from service.http import create_app
-from service.http.config import ConfigForTests
+from tests.app_settings import settings_for_tests
 
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
@@ -358,7 +358,7 @@ def test_a_backend_stops_and_returns_under_load_without_a_failed_request(
         "HAProxy should take api1 out because /readyz answered 503"
 
     # Every answer is the one the app gives in-process, to the request that asked for it.
-    oracle = create_app(ConfigForTests()).test_client()
+    oracle = create_app(settings_for_tests()).test_client()
     for ex in load.exchanges:
         assert ex.echoed_id == ex.request_id
         expected = oracle.post(ex.path, json=ex.body)

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import flask
 import pytest
@@ -19,20 +18,17 @@ from flask.testing import FlaskClient
 from prometheus_client import REGISTRY
 
 from service.http import create_app
-from service.http.config import ConfigForTests
-from service.http.observability import cors_origins, record_solver_run
-from service.solver.settings import HARD_MAX_SECONDS
+from service.http.observability import record_solver_run
+from service.settings import SOLVER_HARD_CAP_SECONDS
+from tests.app_settings import settings_for_tests
 
 REPO = Path(__file__).resolve().parents[2]
 DEALS = "/v1/games/<game:game_id>/deals"
 
 
-def app_with(**settings: Any) -> flask.Flask:
-    """An app whose config has ``settings`` on top of the test defaults."""
-    config = ConfigForTests()
-    for name, value in settings.items():
-        setattr(config, name, value)
-    return create_app(config)
+def app_with(**environ: str) -> flask.Flask:
+    """An app built with the test settings and ``environ`` (variable name -> text) on top."""
+    return create_app(settings_for_tests(**environ))
 
 
 def sample(name: str, **labels: str) -> float:
@@ -65,7 +61,7 @@ def test_readiness_reads_the_drain_file_from_the_environment(tmp_path: Path, mon
     flag = tmp_path / "draining"
     flag.touch()
     monkeypatch.setenv("DRAIN_FILE", str(flag))
-    assert create_app(ConfigForTests()).test_client().get("/readyz").status_code == 503
+    assert create_app().test_client().get("/readyz").status_code == 503  # no settings given: the environment's
 
 
 def test_ops_endpoints_stay_out_of_the_contract(client: FlaskClient) -> None:
@@ -98,7 +94,7 @@ def test_every_answer_has_an_id_and_error_bodies_carry_it(client: FlaskClient) -
 
 
 def test_log_records_of_a_request_carry_its_id(caplog: pytest.LogCaptureFixture) -> None:
-    app = create_app(ConfigForTests())
+    app = app_with()
 
     @app.get("/_log-probe")
     def probe() -> str:
@@ -178,7 +174,7 @@ def test_cors_preflight_is_answered(client: FlaskClient) -> None:
 
 
 def test_cors_can_list_origins() -> None:
-    client = app_with(CORS_ORIGINS=cors_origins("https://a.example, https://b.example")).test_client()
+    client = app_with(CORS_ALLOW_ORIGINS="https://a.example, https://b.example").test_client()
     allowed = client.get("/v1/games", headers={"Origin": "https://b.example"})
     assert allowed.headers["Access-Control-Allow-Origin"] == "https://b.example"
     assert "Origin" in allowed.headers["Vary"]
@@ -187,9 +183,8 @@ def test_cors_can_list_origins() -> None:
     assert "Origin" in other.headers["Vary"]
 
 
-def test_cors_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CORS_ALLOW_ORIGINS", "")
-    client = create_app(ConfigForTests()).test_client()
+def test_cors_can_be_switched_off() -> None:
+    client = app_with(CORS_ALLOW_ORIGINS="").test_client()
     r = client.get("/v1/games", headers={"Origin": "https://game.example"})
     assert "Access-Control-Allow-Origin" not in r.headers
     preflight = client.options("/v1/games", headers={"Origin": "https://x.example", "Access-Control-Request-Method": "GET"})
@@ -200,7 +195,7 @@ def test_cors_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(("hops", "seen"), [(0, "127.0.0.1"), (1, "203.0.113.9")])
 def test_client_address_comes_from_the_balancer_only_when_trusted(hops: int, seen: str) -> None:
-    app = app_with(TRUSTED_PROXY_HOPS=hops)
+    app = app_with(TRUSTED_PROXY_HOPS=str(hops))
 
     @app.get("/_addr-probe")
     def probe() -> str:
@@ -218,7 +213,7 @@ def gunicorn_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     code = (
         "import json, runpy; ns = runpy.run_path('deploy/gunicorn.conf.py'); "
         "print(json.dumps({k: ns[k] for k in ('bind', 'workers', 'threads', 'timeout', 'graceful_timeout', "
-        "'max_requests', 'max_requests_jitter', 'worker_class', 'SOLVER_HARD_CAP_SECONDS')}))"
+        "'max_requests', 'max_requests_jitter', 'worker_class', 'METRICS_DIR', 'DRAIN_PATH')}, default=str))"
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("GUNICORN_", "WEB_CONCURRENCY", "SOLVER_"))}
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**clean, **env},
@@ -232,9 +227,8 @@ def test_gunicorn_is_sized_from_the_cpus_and_outlasts_the_solver() -> None:
     assert s["bind"] == "127.0.0.1:8123"
     assert s["workers"] == len(os.sched_getaffinity(0))
     assert s["worker_class"] == "gthread" and s["threads"] >= 2
-    assert s["SOLVER_HARD_CAP_SECONDS"] == HARD_MAX_SECONDS  # the master does not import the solver
-    assert s["timeout"] > HARD_MAX_SECONDS + 5  # whatever SOLVER_MAX_SECONDS says
-    assert s["graceful_timeout"] >= HARD_MAX_SECONDS  # an in-flight solve may finish during a stop
+    assert s["timeout"] > SOLVER_HARD_CAP_SECONDS + 5  # whatever SOLVER_MAX_SECONDS says
+    assert s["graceful_timeout"] >= SOLVER_HARD_CAP_SECONDS  # an in-flight solve may finish during a stop
     assert s["max_requests"] > 0 and s["max_requests_jitter"] > 0
 
 
@@ -242,3 +236,18 @@ def test_gunicorn_refuses_a_timeout_shorter_than_the_solver_budget() -> None:
     run = gunicorn_settings({"SOLVER_MAX_SECONDS": "20", "GUNICORN_TIMEOUT": "20"})
     assert run.returncode != 0
     assert "GUNICORN_TIMEOUT" in run.stderr
+
+
+def test_gunicorn_refuses_a_bad_value_of_the_app_settings_before_any_worker_starts() -> None:
+    run = gunicorn_settings({"WINNABLE_DEAL_TRIES": "many"})
+    assert run.returncode != 0
+    assert "environment variable WINNABLE_DEAL_TRIES" in run.stderr
+
+
+def test_gunicorn_keeps_its_runtime_files_in_a_directory_of_its_own() -> None:
+    run = gunicorn_settings({"DRAIN_FILE": "", "PROMETHEUS_MULTIPROC_DIR": " "})  # blank: unset
+    assert run.returncode == 0, run.stderr
+    s = json.loads(run.stdout)
+    metrics, drain = Path(s["METRICS_DIR"]), Path(s["DRAIN_PATH"])
+    assert metrics.parent == drain.parent and metrics.parent.name.startswith("patience-engine-")
+    assert metrics.is_absolute() and drain.is_absolute()  # never the working directory, emptied at start

@@ -4,7 +4,8 @@ Each example is a deal number and a seed for the random choice of moves; the pla
 checks at every step that cards are conserved, the state validates, every legal move
 applies, made-up illegal moves are refused with a reason, the state round-trips
 through JSON, and won/lost are right. ``PROPERTY_EXAMPLES`` (default 1000) sets how
-many playouts each game gets.
+many playouts each game gets in the full run, which is marked slow; the quick loop
+(``make test-quick``) plays ``QUICK_EXAMPLES`` playouts of every game instead.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine.core import MAX_DEAL, Action, Game, Move, State, Status
-from service.engine.notation import move_from_json, move_to_json, state_from_json, state_to_json
 from service.engine.penguin import PRESETS
 from service.engine.registry import GAME_CLASSES, get_game
+from service.http.wire import move_from_json, move_to_json, state_from_json, state_to_json
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "1000"))
+QUICK_EXAMPLES = 25
 MAX_STEPS = 80
 
 deals = st.one_of(st.integers(0, 31999), st.integers(32000, MAX_DEAL))
@@ -82,11 +84,15 @@ def check_playout(game: Game, deal: int, seed: int) -> None:
         assert events, "every move reports what happened"
 
 
-@pytest.mark.parametrize("game_id", list(GAME_CLASSES))
-def test_random_playouts(game_id: str) -> None:
+@pytest.mark.parametrize(
+    ("game_id", "examples"),
+    [pytest.param(g, QUICK_EXAMPLES, id=f"{g}-quick") for g in GAME_CLASSES]
+    + [pytest.param(g, EXAMPLES, id=g, marks=pytest.mark.slow) for g in GAME_CLASSES],
+)
+def test_random_playouts(game_id: str, examples: int) -> None:
     game = get_game(game_id)
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(deal=deals, seed=st.integers(0, 2**32 - 1))
     def playout(deal: int, seed: int) -> None:
         check_playout(game, deal, seed)

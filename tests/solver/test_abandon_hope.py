@@ -6,17 +6,19 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable
 
-from service.engine.abandon_hope import PILES, WASTE, deal_layout
+import pytest
+
+from service.engine.abandon_hope import CLUB_CARDS, PILES, WASTE, deal_layout
 from service.engine.core import REDEAL, Action, State
 from service.engine.registry import get_game
 from service.engine.reshuffle import reshuffle
 from service.solver import Limits
 from service.solver.plugins import strategy_for
-from service.solver.plugins.abandon_hope import AbandonHopeStrategy, club_bit
-from service.solver.search import Strategy, solve, verify
+from service.solver.plugins.abandon_hope import AbandonHopeStrategy, club_bit, is_club
+from service.solver.search import Outcome, Strategy, solve, verify
 
 GAME = get_game("abandon-hope", {})
-CLUBS = list(range(1, 14))
+CLUBS = sorted(CLUB_CARDS)  # the 13 Clubs, Ace first
 
 
 def discard_some(state: State, rng: random.Random, k: int) -> State:
@@ -52,20 +54,20 @@ def test_phase_layouts_match_the_engine() -> None:
     for i in range(60):
         deal = rng.choice([rng.randint(1, 3199), rng.randint(3200, 10**12)])
         root = GAME.initial_state(deal)
-        kn = AbandonHopeStrategy(GAME, root)
-        kn.others = 39
+        strategy = AbandonHopeStrategy(GAME, root)
+        strategy.others = 39
         n = rng.randint(1, 3)
         # all 52 cards (i % 6 == 0): the Microsoft generator's rank-major rearrangement
         left_cards = CLUBS if i % 6 == 0 else [c for c in CLUBS if rng.random() < 0.7]
         left = sum(club_bit(c) for c in left_cards)
-        groups = kn.groups_after_redeal(n, left)
-        cards = [c for c in GAME.deck() if c >= 16 or c in left_cards]
+        groups = strategy.groups_after_redeal(n, left)
+        cards = [c for c in GAME.deck() if not is_club(c) or c in left_cards]
         piles = deal_layout(reshuffle(cards, deal, n))
         expected: set[tuple[int, ...]] = set()
         for p in piles[:PILES]:
             run: list[int] = []
             for c in reversed(p):
-                if c >= 16:
+                if not is_club(c):
                     break
                 run.append(club_bit(c) | (run[-1] if run else 0))
             if run:
@@ -73,23 +75,24 @@ def test_phase_layouts_match_the_engine() -> None:
         assert set(groups) == expected, (deal, n, left_cards)
 
 
+@pytest.mark.slow
 def test_pruning_agrees_with_generic_search() -> None:
     rng = random.Random("abandon-hope")
-    verdicts = {"solved": 0, "unsolvable": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0}
     for i in range(150):
         state = random_position(rng, 2 + i % 7)
         if GAME.validate(state) or GAME.is_won(state):
             continue
         plug = solve(strategy_for(GAME, state), Limits(5, 10**6))
-        assert plug.result != "unknown", state
+        assert plug.result is not Outcome.UNKNOWN, state
         plain = solve(Strategy(GAME, state), Limits(60, 10**5))  # positions, not seconds: machine-independent
-        if plain.result == "unknown":
+        if plain.result is Outcome.UNKNOWN:
             continue
         assert plug.result == plain.result, state
-        if plug.result == "solved":
+        if plug.result is Outcome.SOLVED:
             assert verify(GAME, state, plug.moves), state
         verdicts[plug.result] += 1
-    assert verdicts["solved"] >= 30 and verdicts["unsolvable"] >= 30, verdicts
+    assert verdicts[Outcome.SOLVED] >= 30 and verdicts[Outcome.UNSOLVABLE] >= 30, verdicts
 
 
 class WholeStateStrategy(Strategy):
@@ -100,15 +103,16 @@ class WholeStateStrategy(Strategy):
         return (state.piles[:WASTE], state.counters)
 
 
+@pytest.mark.slow
 def test_whole_deal_loss_agrees_with_plain_search() -> None:
     """Deal 366, proved lost after 6000 phase nodes: the plain search over engine
     positions (about 17000 of them, a few seconds) proves it lost too."""
-    for deal, verdict in ((366, "unsolvable"),):
+    for deal, verdict in ((366, Outcome.UNSOLVABLE),):
         state = GAME.initial_state(deal)
         plug = solve(strategy_for(GAME, state), Limits(10, 10**6))
         plain = solve(WholeStateStrategy(GAME, state), Limits(30, 10**6))
         assert plug.result == plain.result == verdict, deal
-        if verdict == "solved":
+        if verdict is Outcome.SOLVED:
             assert verify(GAME, state, plug.moves)
 
 
@@ -116,8 +120,8 @@ def test_deals_decided_and_solutions_replay() -> None:
     for deal in range(1, 31):
         state = GAME.initial_state(deal)
         result = solve(strategy_for(GAME, state), Limits(10, 10**6))
-        assert result.result in ("solved", "unsolvable"), deal
-        if result.result == "solved":
+        assert result.result in (Outcome.SOLVED, Outcome.UNSOLVABLE), deal
+        if result.result is Outcome.SOLVED:
             assert verify(GAME, state, result.moves)
             assert result.moves.count(REDEAL) <= 3
 
@@ -129,7 +133,7 @@ def test_mid_phase_root_keeps_its_layout() -> None:
     result = solve(strategy_for(GAME, state), Limits(10, 10**6))
     plain = solve(WholeStateStrategy(GAME, state), Limits(30, 10**6))
     assert result.result == plain.result
-    if result.result == "solved":
+    if result.result is Outcome.SOLVED:
         assert verify(GAME, state, result.moves)
 
 
@@ -144,4 +148,4 @@ def test_a_club_twice_falls_back_to_the_generic_search() -> None:
         dup = State(tuple(piles), (redeals,), 1)
         plug = solve(strategy_for(GAME, dup), Limits(5, 10**6))
         plain = solve(Strategy(GAME, dup), Limits(5, 10**6))
-        assert plug.result == plain.result != "unknown"
+        assert plug.result is plain.result is not Outcome.UNKNOWN

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from service.engine.core import Action
-from service.engine.notation import move_from_json, state_to_json
 from service.engine.registry import game_ids, get_game
+from service.http.app_settings import EXTENSION_KEY, settings_of
+from service.http.wire import move_from_json, state_to_json
 from service.solver import Limits, first_winnable_deal, solve_position
 from service.solver.plugins import strategy_for
 from service.solver.search import Outcome, SolveResult, StopReason, depth_first_pass, solve, verify
@@ -90,11 +91,11 @@ def test_penguin_freecell_moves_solutions_respect_the_run_limit() -> None:
     for number in (1, 2, 3, 4):
         state = game.initial_state(number)
         result = solve_position(game, state, Limits(5, 10**6))
-        assert result.result == "solved"
+        assert result.result is Outcome.SOLVED
         assert verify(game, state, result.moves)  # each move is in legal_moves: limit held
 
 
-LOST_PENGUIN = {
+LOST_PENGUIN: dict[str, Any] = {
     "foundation": ["AC 2C 3C 4C 5C 6C", "AD 2D 3D 4D 5D 6D", "AH 2H 3H 4H 5H 6H", "AS 2S 3S 4S 5S 6S"],
     "tableau": ["KD 8H QS QC", "7S 7H 8C TH", "TS 7C 9S 8S", "JD TC KC TD", "7D 9C 9D KH",
                 "QD QH KS 9H", "JC 8D JH JS"],
@@ -109,7 +110,7 @@ def test_proved_unsolvable_penguin_position(client: Any) -> None:
     game = get_game("penguin", {"cells": 1})
     state = position(game, **LOST_PENGUIN)
     assert not game.validate(state) and game.legal_moves(state)
-    assert solve(Strategy(game, state), Limits(10, 10**6)).result == "unsolvable"
+    assert solve(Strategy(game, state), Limits(10, 10**6)).result is Outcome.UNSOLVABLE
     sj = state_to_json(game, state)
     r = client.post("/v1/games/penguin/solve", json={"state": sj})
     assert r.status_code == 200
@@ -122,7 +123,7 @@ def test_opus_deal_proved_unsolvable_agrees_with_freecell_solver() -> None:
     """Opus deal 1: Freecell Solver also reports it unsolvable (bench/fcs_baseline.py)."""
     game = get_game("opus")
     result = solve_position(game, game.initial_state(1), Limits(10, 10**6))
-    assert result.result == "unsolvable"
+    assert result.result is Outcome.UNSOLVABLE
 
 
 def test_time_budget_holds(client: Any) -> None:
@@ -131,9 +132,9 @@ def test_time_budget_holds(client: Any) -> None:
     check, and every answer on the way must keep to the limit too."""
     for number in range(1, 11):
         state = deal(client, "forty-thieves", number)
-        t0 = time.monotonic()
+        started = time.monotonic()
         r = client.post("/v1/games/forty-thieves/solve", json={"state": state, "limits": {"max_seconds": 0.5}})
-        elapsed = time.monotonic() - t0
+        elapsed = time.monotonic() - started
         assert r.status_code == 200
         assert elapsed < 1.5, (number, elapsed)
         if r.json["result"] == "unknown":
@@ -149,7 +150,7 @@ def test_state_budget_and_server_caps(client: Any, app: Any) -> None:
     assert r.status_code == 200
     body = r.json
     assert body["result"] == "unknown" and body["stats"]["stopped_by"] == "states"
-    settings = app.config["SOLVER_SETTINGS"]
+    settings = settings_of(app).solver
     assert body["stats"]["max_seconds"] == settings.max_seconds <= 30
 
 
@@ -178,19 +179,20 @@ def test_hint_on_won_position(client: Any) -> None:
 @pytest.mark.parametrize("game_id", ["penguin", "amazons", "binary-star", "forty-thieves", "boomerang"])
 def test_hint_unknown_uses_heuristic(client: Any, app: Any, monkeypatch: Any, game_id: str) -> None:
     """With no budget to find a solution, the hint is the first move the game's
-    knowledge orders first, and the reason says what that knowledge prefers."""
+    strategy orders first, and the reason says what that strategy prefers."""
     from dataclasses import replace
 
-    settings = replace(app.config["SOLVER_SETTINGS"], hint_seconds=0.05, max_states=1)
-    monkeypatch.setitem(app.config, "SOLVER_SETTINGS", settings)
+    settings = settings_of(app)
+    small = replace(settings, solver=replace(settings.solver, hint_seconds=0.05, max_states=1))
+    monkeypatch.setitem(app.extensions, EXTENSION_KEY, small)
     game = get_game(game_id)
     state = game.initial_state(1)
     body = client.post(f"/v1/games/{game_id}/hint", json={"state": state_to_json(game, state)}).json
     assert body["winnable"] == "unknown"
-    kn = strategy_for(game, state)
-    assert kn.heuristic in body["reason"]
+    strategy = strategy_for(game, state)
+    assert strategy.heuristic in body["reason"]
     legal = game.legal_moves(state)
-    first = next(m for m in kn.ordered_moves(state) if m in legal)
+    first = next(m for m in strategy.ordered_moves(state) if m in legal)
     r = client.post(f"/v1/games/{game_id}/moves", json={"state": state_to_json(game, state), "move": body["move"]})
     assert r.status_code == 200
     assert move_from_json(game, body["move"]) == first
@@ -253,23 +255,23 @@ def test_passes_of_one_solve_share_its_position_limit() -> None:
         game = get_game(game_id)
         for limits in (Limits(0.2, 5000), Limits(0.5, 1500), Limits(5, 3000)):
             r = solve_position(game, game.initial_state(number), limits)
-            assert r.result == "unknown", (game_id, r.result)
+            assert r.result is Outcome.UNKNOWN, (game_id, r.result)
             assert r.states <= limits.max_states + 2, (game_id, limits, r.states)
 
 
 def test_solver_settings_from_the_environment(monkeypatch: Any) -> None:
-    from service.solver.settings import HARD_MAX_SECONDS, SolverSettings
+    from service.settings import SOLVER_HARD_CAP_SECONDS, read_settings
 
     monkeypatch.setenv("SOLVER_MAX_SECONDS", "600")
     monkeypatch.setenv("SOLVER_MAX_STATES", "5_000")
     monkeypatch.setenv("WINNABLE_DEAL_TRIES", "3")
-    s = SolverSettings.from_env()
-    assert s.max_seconds == HARD_MAX_SECONDS and s.max_states == 5000 and s.winnable_deal_tries == 3
+    s = read_settings().solver
+    assert s.max_seconds == SOLVER_HARD_CAP_SECONDS and s.max_states == 5000 and s.winnable_deal_tries == 3
     for name, raw in (("SOLVER_MAX_STATES", "0.5"), ("SOLVER_MAX_STATES", "0"), ("WINNABLE_DEAL_TRIES", "many"),
                       ("SOLVER_MAX_SECONDS", "-1"), ("HINT_SECONDS", "soon")):
         monkeypatch.setenv(name, raw)
         with pytest.raises(RuntimeError, match=name):
-            SolverSettings.from_env()
+            read_settings()
         monkeypatch.delenv(name)
 
 
@@ -300,7 +302,7 @@ def test_solutions_use_only_engine_moves() -> None:
     game = get_game("penguin-ii")
     state = game.initial_state(3)
     result = solve_position(game, state, Limits(5, 10**6))
-    assert result.result == "solved"
+    assert result.result is Outcome.SOLVED
     for m in result.moves:
         assert m in game.legal_moves(state)
         assert m.action == Action.MOVE and m.count == 1
@@ -308,19 +310,20 @@ def test_solutions_use_only_engine_moves() -> None:
     assert game.is_won(state)
 
 
+@pytest.mark.slow
 def test_wandering_solutions_are_shortened() -> None:
     """Unbounded depth-first search finds a 9,084-move line for this deal; the answer is
     the shortened line (a few hundred moves), still a verified win."""
     game = get_game("penguin-freecell-moves")
     state = game.initial_state(278)
-    kn = strategy_for(game, state)
-    kn.max_depth = None  # the depth bound alone would avoid the wandering line
-    kn.long_path = 10**9
-    assert len(solve(kn, Limits(10, 10**6)).moves) > 5000  # the premise: it wanders
-    kn = strategy_for(game, state)
-    kn.max_depth = None
-    result = solve(kn, Limits(10, 10**6))
-    assert result.result == "solved"
+    strategy = strategy_for(game, state)
+    strategy.max_depth = None  # the depth bound alone would avoid the wandering line
+    strategy.long_path = 10**9
+    assert len(solve(strategy, Limits(10, 10**6)).moves) > 5000  # the premise: it wanders
+    strategy = strategy_for(game, state)
+    strategy.max_depth = None
+    result = solve(strategy, Limits(10, 10**6))
+    assert result.result is Outcome.SOLVED
     assert len(result.moves) <= 300
     assert verify(game, state, result.moves)
 
@@ -330,11 +333,11 @@ def test_depth_bound_pass_falls_back_to_a_full_search() -> None:
     a real deal: the full search that follows must still find the solution."""
     game = get_game("pelican")
     state = game.initial_state(1)
-    kn = strategy_for(game, state)
-    kn.max_depth = 3
-    first, root = kn.auto(kn.start())
-    bounded = depth_first_pass(kn, Limits(10, 10**6), first, root, time.monotonic(), 3)
-    assert bounded.result == "unknown" and bounded.stopped_by == "depth"
-    result = solve(kn, Limits(10, 10**6))
-    assert result.result == "solved" and verify(game, state, result.moves)
+    strategy = strategy_for(game, state)
+    strategy.max_depth = 3
+    first, root = strategy.auto(strategy.start())
+    bounded = depth_first_pass(strategy, Limits(10, 10**6), first, root, time.monotonic(), 3)
+    assert bounded.result is Outcome.UNKNOWN and bounded.stopped_by is StopReason.DEPTH
+    result = solve(strategy, Limits(10, 10**6))
+    assert result.result is Outcome.SOLVED and verify(game, state, result.moves)
     assert result.states > bounded.states

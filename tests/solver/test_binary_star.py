@@ -22,11 +22,11 @@ import time
 import pytest
 
 import service.solver.plugins.binary_star as plugin
-from service.engine.binary_star import STAR_BASES, BinaryStar
+from service.engine.binary_star import FAN_CARDS, FAN_RANGE, FANS, STAR_BASES, STAR_RANGE, BinaryStar
 from service.engine.core import State
 from service.engine.registry import get_game
 from service.solver.plugins import strategy_for
-from service.solver.search import Limits, SolveResult, Strategy, solve, verify
+from service.solver.search import Limits, Outcome, SolveResult, Strategy, solve, verify
 from tests.helpers import grow_stars
 
 STAR_CARDS = tuple(c for c in BinaryStar().deck() if c not in STAR_BASES) + STAR_BASES
@@ -38,16 +38,16 @@ class ShortBinaryStar(BinaryStar):
     id = "binary-star"  # the plug-in and the generic search treat it as Binary Star
 
     def is_won(self, state: State) -> bool:
-        return not any(state.piles[f] for f in range(2, 19))
+        return not any(state.piles[f] for f in FAN_RANGE)
 
 
 def deal_fans(rng: random.Random, cards: list[int], used: int = 17) -> list[list[int]]:
     """``cards`` dealt at random to ``used`` of the 17 fans (fewer fans: more cards
     covered by others, so more orders forced)."""
-    fans: list[list[int]] = [[] for _ in range(17)]
+    fans: list[list[int]] = [[] for _ in range(FANS)]
     some = rng.sample(fans, used)
     for c in cards:
-        rng.choice([f for f in some if len(f) < 6] or [f for f in fans if len(f) < 6]).append(c)
+        rng.choice([f for f in some if len(f) < FAN_CARDS] or [f for f in fans if len(f) < FAN_CARDS]).append(c)
     return fans
 
 
@@ -56,8 +56,8 @@ def end_game(rng: random.Random, left: int) -> tuple[BinaryStar, State]:
     game = get_game("binary-star", {})
     assert isinstance(game, BinaryStar)
     pool = list(game.deck())
-    for base in STAR_BASES:
-        pool.remove(base)
+    for star_base in STAR_BASES:
+        pool.remove(star_base)
     stars = [[STAR_BASES[0]], [STAR_BASES[1]]]
     grow_stars(rng, pool, stars, left)
     state = State(tuple(tuple(p) for p in (*stars, *deal_fans(rng, pool, rng.randint(3, 17)))), (), 1)
@@ -82,16 +82,16 @@ def short_game(rng: random.Random, star_cards: int, left: int) -> tuple[BinarySt
     return ShortBinaryStar(), State(tuple(tuple(p) for p in (*stars, *fans)), (), 1)
 
 
-def check(game: BinaryStar, state: State, verdicts: dict[str, int]) -> None:
+def check(game: BinaryStar, state: State, verdicts: dict[Outcome, int]) -> None:
     """Both searches on ``state``; the generic one may run out of time (it walks every
     split of long stars), the plug-in must not."""
     plug = solve(strategy_for(game, state), Limits(5, 10**6))
-    assert plug.result != "unknown", state
-    if plug.result == "solved":
+    assert plug.result is not Outcome.UNKNOWN, state
+    if plug.result is Outcome.SOLVED:
         assert verify(game, state, plug.moves), state
     plain = solve(Strategy(game, state), Limits(60, 5_000))  # positions, not seconds: machine-independent
-    if plain.result == "unknown":
-        verdicts["unknown"] += 1
+    if plain.result is Outcome.UNKNOWN:
+        verdicts[Outcome.UNKNOWN] += 1
         return
     assert plug.result == plain.result, state
     verdicts[plug.result] += 1
@@ -106,25 +106,25 @@ def budget(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 def test_end_games_agree_with_generic_search(budget: str) -> None:
     rng = random.Random("binary-star end games")
-    verdicts = {"solved": 0, "unsolvable": 0, "unknown": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0, Outcome.UNKNOWN: 0}
     for _ in range(80):
         check(*end_game(rng, rng.randint(3, 8)), verdicts)
-    assert verdicts["solved"] >= 10 and verdicts["unsolvable"] >= 10, verdicts
+    assert verdicts[Outcome.SOLVED] >= 10 and verdicts[Outcome.UNSOLVABLE] >= 10, verdicts
 
 
 def test_short_stars_agree_with_generic_search(budget: str) -> None:
     rng = random.Random("binary-star short stars")
-    verdicts = {"solved": 0, "unsolvable": 0, "unknown": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0, Outcome.UNKNOWN: 0}
     for _ in range(80):
         check(*short_game(rng, rng.randint(0, 8), rng.randint(2, 8)), verdicts)
-    assert verdicts["solved"] >= 10 and verdicts["unsolvable"] >= 10, verdicts
+    assert verdicts[Outcome.SOLVED] >= 10 and verdicts[Outcome.UNSOLVABLE] >= 10, verdicts
 
 
 def one_card_away(game: BinaryStar, state: State) -> set[tuple[object, ...]]:
     """The abstract nodes (plug-in form) one fan card away through the engine: every
     fan move after any series of moves between the stars."""
-    kn = strategy_for(game, state)
-    assert isinstance(kn, plugin.BinaryStarStrategy)
+    strategy = strategy_for(game, state)
+    assert isinstance(strategy, plugin.BinaryStarStrategy)
     seen = {state.piles}
     todo = [state]
     out: set[tuple[object, ...]] = set()
@@ -132,12 +132,12 @@ def one_card_away(game: BinaryStar, state: State) -> set[tuple[object, ...]]:
         st = todo.pop()
         for m in game.legal_moves(st):
             nxt = game.apply(st, m)
-            if m.src in (0, 1):  # between the stars
+            if m.src in STAR_RANGE:  # between the stars
                 if nxt.piles not in seen:
                     seen.add(nxt.piles)
                     todo.append(nxt)
             else:
-                out.add(kn.node_of(nxt))  # type: ignore[arg-type]
+                out.add(strategy.node_of(nxt))  # type: ignore[arg-type]
     return out
 
 
@@ -146,7 +146,7 @@ def dead_end(node: tuple[object, ...]) -> bool:
     fans, _, a, b = node
     assert isinstance(fans, tuple) and isinstance(a, int) and isinstance(b, int)
     tops = [fp[-1] for fp in fans if fp]
-    return bool(a) and bool(tops) and not any(plugin.CONS[c][a] or plugin.CONS[c][b] for c in tops)
+    return bool(a) and bool(tops) and not any(plugin.ONE_APART[c][a] or plugin.ONE_APART[c][b] for c in tops)
 
 
 @pytest.mark.parametrize("kind", ["end game", "short stars"])
@@ -161,9 +161,9 @@ def test_children_are_the_engine_moves(kind: str) -> None:
             game, state = end_game(rng, rng.randint(4, 10))
         else:
             game, state = short_game(rng, rng.randint(0, 8), rng.randint(3, 8))
-        kn = strategy_for(game, state)
-        assert isinstance(kn, plugin.BinaryStarStrategy)
-        node = kn.node_of(state)
+        strategy = strategy_for(game, state)
+        assert isinstance(strategy, plugin.BinaryStarStrategy)
+        node = strategy.node_of(state)
         assert node is not None
         search = plugin._Search(*node, Limits(10, 10**6), time.monotonic())
         fans, counts, a, b = node
@@ -179,10 +179,10 @@ def test_children_are_the_engine_moves(kind: str) -> None:
                 child = (tuple(fp[:n] for fp, n in zip(fans, h2, strict=True)), cnt, na, nb)
                 got.add(child)
                 st = cur
-                for m in kn.moves_of(state, [*path, step])[len(kn.moves_of(state, path)) :]:
+                for m in strategy.moves_of(state, [*path, step])[len(strategy.moves_of(state, path)) :]:
                     assert m in game.legal_moves(st)
                     st = game.apply(st, m)
-                assert kn.node_of(st) == child
+                assert strategy.node_of(st) == child
                 checked += 1
             engine = one_card_away(game, cur)
             assert got <= engine
@@ -191,7 +191,7 @@ def test_children_are_the_engine_moves(kind: str) -> None:
                 break
             _, i, counts, a, b, step = rng.choice(kids)
             h[i] -= 1
-            for m in kn.moves_of(state, [*path, step])[len(kn.moves_of(state, path)) :]:
+            for m in strategy.moves_of(state, [*path, step])[len(strategy.moves_of(state, path)) :]:
                 cur = game.apply(cur, m)
             path.append(step)
     assert checked > 300, checked
@@ -226,7 +226,7 @@ def test_deals_solve_and_replay() -> None:
     for deal in (1, 2, 6, 7):
         state = game.initial_state(deal)
         r: SolveResult = solve(strategy_for(game, state), Limits(10, 10**6))
-        assert r.result == "solved", deal
+        assert r.result is Outcome.SOLVED, deal
         assert verify(game, state, r.moves)
 
 
@@ -235,5 +235,5 @@ def test_deals_lost_within_two_moves_are_unsolvable() -> None:
     game = get_game("binary-star", {})
     for deal in (42, 63, 77):
         state = game.initial_state(deal)
-        assert solve(strategy_for(game, state), Limits(10, 10**6)).result == "unsolvable"
-        assert solve(Strategy(game, state), Limits(10, 10**6)).result == "unsolvable"
+        assert solve(strategy_for(game, state), Limits(10, 10**6)).result is Outcome.UNSOLVABLE
+        assert solve(Strategy(game, state), Limits(10, 10**6)).result is Outcome.UNSOLVABLE

@@ -8,7 +8,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from service.engine.boomerang import FOUNDATION_SEQUENCE, GAME, POS
+import pytest
+
+from service.engine.boomerang import FOUNDATION_SEQUENCE, GAME, POS, SUIT_CARDS
+from service.engine.cards import make_card, rank_of, suit_of
 from service.engine.core import Action, Move, State
 from service.solver import Limits, solve_position
 from service.solver.plugins import strategy_for
@@ -16,14 +19,18 @@ from service.solver.plugins.boomerang import BoomerangStrategy
 from service.solver.search import Strategy, solve, verify
 
 game = GAME()
+F = game.group_range("foundation")
+PILES = len(game.group_range("tableau"))
 
 
 def fits(pile: list[int], card: int) -> bool:
-    """Whether the tableau ``pile`` takes ``card`` (in suit, by one, in its direction)."""
+    """Whether the tableau ``pile`` takes ``card`` (in suit, by one, in its direction):
+    the rules text read independently of the engine's ``tableau_takes``."""
     top = pile[-1]
-    if top >> 4 != card >> 4 or abs(POS[top & 15] - POS[card & 15]) != 1:
+    step = POS[rank_of(card)] - POS[rank_of(top)]
+    if suit_of(top) != suit_of(card) or abs(step) != 1:
         return False
-    return len(pile) == 1 or POS[card & 15] - POS[top & 15] == POS[top & 15] - POS[pile[-2] & 15]
+    return len(pile) == 1 or step == POS[rank_of(top)] - POS[rank_of(pile[-2])]
 
 
 def random_end_game(rng: random.Random, lowest: int, talon: int, heights: list[int] | None = None) -> State:
@@ -31,26 +38,26 @@ def random_end_game(rng: random.Random, lowest: int, talon: int, heights: list[i
     other cards spread over the tableau as valid piles (a card goes on a pile it fits
     about half the time), and ``talon`` of them, when the 12 piles can still be filled,
     in the stock and the waste (an empty pile exists only when both are empty)."""
-    heights = heights or [rng.randint(lowest, 16) for _ in range(4)]
+    heights = heights or [rng.randint(lowest, SUIT_CARDS) for _ in range(4)]
     suits = rng.sample(range(4), 4)
-    found = [tuple(s << 4 | r for r in FOUNDATION_SEQUENCE[:h]) for s, h in zip(suits, heights, strict=True)]
-    rest = [s << 4 | r for s, h in zip(suits, heights, strict=True) for r in FOUNDATION_SEQUENCE[h:]]
+    found = [tuple(make_card(r, s) for r in FOUNDATION_SEQUENCE[:h]) for s, h in zip(suits, heights, strict=True)]
+    rest = [make_card(r, s) for s, h in zip(suits, heights, strict=True) for r in FOUNDATION_SEQUENCE[h:]]
     rng.shuffle(rest)
-    n_talon = min(talon, max(0, len(rest) - 12))
+    n_talon = min(talon, max(0, len(rest) - PILES))
     talon_cards = rest[:n_talon]
     piles: list[list[int]] = []
     for c in rest[n_talon:]:
         targets = [p for p in piles if fits(p, c)]
-        if targets and (rng.random() < 0.5 or len(piles) == 12):
+        if targets and (rng.random() < 0.5 or len(piles) == PILES):
             rng.choice(targets).append(c)
-        elif len(piles) < 12:
+        elif len(piles) < PILES:
             piles.append([c])
         else:
             talon_cards.append(c)
-    while talon_cards and len(piles) < 12:
+    while talon_cards and len(piles) < PILES:
         piles.append([talon_cards.pop()])
     cut = rng.randint(0, len(talon_cards))
-    tableau = [tuple(p) for p in piles] + [()] * (12 - len(piles))
+    tableau = [tuple(p) for p in piles] + [()] * (PILES - len(piles))
     rng.shuffle(tableau)
     return State(tuple([*found, *tableau, tuple(talon_cards[:cut]), tuple(talon_cards[cut:])]), (), 1)
 
@@ -77,12 +84,14 @@ def verdict(state: State, i: int) -> str | None:
     return plug.result
 
 
+@pytest.mark.slow
 def test_plug_in_agrees_with_generic_search_on_random_end_games() -> None:
     rng = random.Random("boomerang")
     verdicts = Counter(verdict(random_end_game(rng, rng.randint(8, 13), rng.randint(0, 8)), i) for i in range(150))
     assert verdicts["solved"] >= 20 and verdicts["unsolvable"] >= 20, verdicts
 
 
+@pytest.mark.slow
 def test_lost_position_test_never_fires_on_a_winnable_position() -> None:
     """Where the plug-in's fixpoint calls a position lost at once, the generic search
     must not win it; and it must fire often enough to be tested."""
@@ -99,6 +108,7 @@ def test_lost_position_test_never_fires_on_a_winnable_position() -> None:
     assert confirmed >= 40, confirmed
 
 
+@pytest.mark.slow
 def test_early_suits_agree_with_generic_search() -> None:
     """One or two suits still low (their foundations going up), the others complete:
     the lost-position test then reasons about the way up, where both copies of a card
@@ -107,7 +117,7 @@ def test_early_suits_agree_with_generic_search() -> None:
     verdicts: Counter[str | None] = Counter()
     for i in range(50):
         low = rng.sample(range(4), rng.choice((1, 2)))
-        heights = [rng.randint(3, 12) if s in low else 16 for s in range(4)]
+        heights = [rng.randint(3, 12) if s in low else SUIT_CARDS for s in range(4)]
         verdicts[verdict(random_end_game(rng, 0, rng.randint(0, 8), heights), i)] += 1
     assert verdicts["solved"] >= 15 and verdicts["unsolvable"] >= 3, verdicts
 
@@ -139,10 +149,10 @@ def test_moves_are_the_engines_with_sevens_to_one_empty_foundation() -> None:
         legal = game.legal_moves(state)
         assert len(set(ours)) == len(ours)
         assert set(ours) <= set(legal), state
-        first_empty = next((f for f in range(4) if not state.piles[f]), -1)
+        first_empty = next((f for f in F if not state.piles[f]), -1)
         for m in legal:
             if m not in ours:
-                assert m.dst < 4 and not state.piles[m.dst] and m.dst != first_empty, (state, m)
+                assert m.dst in F and not state.piles[m.dst] and m.dst != first_empty, (state, m)
         for m in ours:
             child = kn._move(kn.start(), m.src, m.dst) if m.action == Action.MOVE else None
             if child is not None:

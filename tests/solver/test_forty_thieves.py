@@ -12,14 +12,24 @@ import time
 
 import pytest
 
+from service.engine.cards import make_card, rank_of, suit_of
 from service.engine.core import Action, Move, State
 from service.engine.registry import get_game
 from service.solver import Limits
 from service.solver.plugins import strategy_for
-from service.solver.plugins.forty_thieves import FortyThievesStrategy, _Dfs
+from service.solver.plugins.forty_thieves import BeamPass, FortyThievesStrategy, PassEnd, _Dfs
 from service.solver.search import Strategy, depth_first, solve, verify
 
 GAME = get_game("forty-thieves")
+F = GAME.group_range("foundation")
+T = GAME.group_range("tableau")
+STOCK = GAME.group_start["stock"]
+WASTE = GAME.group_start["waste"]
+FOUNDATIONS = slice(F.start, F.stop)
+TABLEAU = slice(T.start, T.stop)
+# A pass with the strategy's default weights and buried term, width and look-around
+# wide enough to drop nothing on the small end games below.
+WIDE = BeamPass(10**6, 10**6, 5.0, 2.0, False)
 
 
 def random_end_game(rng: random.Random, left: int) -> State:
@@ -27,21 +37,21 @@ def random_end_game(rng: random.Random, left: int) -> State:
     the ``left`` or so other cards shared at random: 20 to 24 to the 10 piles (two each
     first, so that a space has to be earned), the rest between the stock and the waste."""
     heights = [rng.randint(0, 13) for _ in range(4)] * 2
-    while 104 - sum(heights) > left:
+    while len(GAME.deck()) - sum(heights) > left:
         i = rng.randrange(4)
         heights[i] = heights[i + 4] = min(13, heights[i] + 1)
-    found = [[(f % 4) << 4 | r for r in range(1, h + 1)] for f, h in enumerate(heights)]
-    rest = [(f % 4) << 4 | r for f, h in enumerate(heights) for r in range(h + 1, 14)]
+    found = [[make_card(r, f % 4) for r in range(1, h + 1)] for f, h in enumerate(heights)]
+    rest = [make_card(r, f % 4) for f, h in enumerate(heights) for r in range(h + 1, 14)]
     rng.shuffle(rest)
     if rng.random() < 0.5:  # low cards under high ones
-        rest.sort(key=lambda c: (c & 15) + rng.randint(0, 3))
+        rest.sort(key=lambda c: rank_of(c) + rng.randint(0, 3))
     n_tableau = min(len(rest), 20 + rng.randint(0, 4))
     cards, rest = rest[:n_tableau], rest[n_tableau:]
     n_stock = rng.randint(0, len(rest))
     waste, stock = rest[: len(rest) - n_stock], rest[len(rest) - n_stock :]
-    tableau: list[list[int]] = [[] for _ in range(10)]
+    tableau: list[list[int]] = [[] for _ in T]
     for i, c in enumerate(cards):
-        pile = i % 10 if i < 20 else rng.choice([t for t in range(10) if len(tableau[t]) < 4])
+        pile = i % len(T) if i < 20 else rng.choice([t for t in range(len(T)) if len(tableau[t]) < 4])
         tableau[pile].append(c)
     piles = (*(tuple(f) for f in found), *(tuple(t) for t in tableau), tuple(stock), tuple(waste))
     return State(piles, (), 1)
@@ -52,11 +62,11 @@ def played_out(rng: random.Random, deal: int, keep: int) -> State:
     tableau move or a deal) until ``keep`` stock cards are left: usually a lost end."""
     state = GAME.initial_state(deal)
     for _ in range(400):
-        if len(state.piles[18]) <= keep:
+        if len(state.piles[STOCK]) <= keep:
             break
         moves = GAME.legal_moves(state)
-        home = [m for m in moves if m.action == Action.MOVE and m.dst < 8]
-        others = [m for m in moves if m.action == Action.MOVE and m.dst >= 8]
+        home = [m for m in moves if m.action == Action.MOVE and m.dst in F]
+        others = [m for m in moves if m.action == Action.MOVE and m.dst not in F]
         if home:
             m = home[0]
         elif others and rng.random() < 0.6:
@@ -100,7 +110,7 @@ def test_pruning_agrees_with_generic_search(probe: int) -> None:
 
 def _exact(p: tuple[bytes, ...]) -> tuple[object, ...]:
     """A position up to the order of its tableau piles and of its foundations."""
-    return (sorted(p[0:8]), sorted(p[8:18]), p[18], p[19])
+    return (sorted(p[FOUNDATIONS]), sorted(p[TABLEAU]), p[STOCK], p[WASTE])
 
 
 def _search_sample(state: State, limit: int = 300) -> list[tuple[bytes, ...]]:
@@ -140,7 +150,7 @@ def test_moves_are_the_engines_up_to_merging() -> None:
     def merged(piles: tuple[tuple[int, ...], ...], m: Move) -> tuple[int, int]:
         if m.src < 0:
             return (-1, -1)
-        if m.dst < 8:
+        if m.dst in F:
             return (m.src, -2)
         return (m.src, -3 if not piles[m.dst] else m.dst)
 
@@ -162,13 +172,14 @@ def test_beam_finds_deal_and_never_claims_a_loss() -> None:
     kn.probe_states = 0
     r = solve(kn, Limits(5, 10**6))
     assert r.result == "solved" and verify(GAME, state, r.moves)
-    assert len(kn.stats["passes"]) == 1
+    assert len(kn.log.passes) == 1
     state = GAME.initial_state(1)
     kn = strategy_for(GAME, state)
     r = solve(kn, Limits(0.3, 10**6))
     assert r.result == "unknown" and r.stopped_by == "time"
 
 
+@pytest.mark.slow
 def test_exhausted_beam_pass_is_a_sound_proof() -> None:
     """A beam pass that dropped no position ("exhausted") searched every reachable
     position: on the small end games its verdicts match the generic search's, and a
@@ -180,24 +191,24 @@ def test_exhausted_beam_pass_is_a_sound_proof() -> None:
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
-        found, _, why = kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 3000)
+        r = kn.beam_pass(root, WIDE, time.monotonic() + 60, 3000)
         plain = solve(Strategy(GAME, state), Limits(10, 1000))
-        if plain.result == "unknown" or why in ("time", "states"):
+        if plain.result == "unknown" or r.end in (PassEnd.TIME, PassEnd.STATES):
             continue
-        if found is not None:
-            assert plain.result == "solved"
-            assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
+        if r.moves is not None:
+            assert plain.result == "solved" and r.end is PassEnd.WON
+            assert verify(GAME, state, [Move(*m) for m in (*first, *r.moves)])
             verdicts["solved"] += 1
         else:
-            assert why == "exhausted" and plain.result == "unsolvable", state
+            assert r.end is PassEnd.EXHAUSTED and plain.result == "unsolvable", state
             verdicts["exhausted"] += 1
         narrow = FortyThievesStrategy(GAME, state)
-        found, _, why = narrow._beam(root, 1, 1, time.monotonic() + 60, 3000)
-        assert why != "exhausted" or plain.result == "unsolvable"
+        r = narrow.beam_pass(root, WIDE._replace(width=1, per_slot=1), time.monotonic() + 60, 3000)
+        assert r.end is not PassEnd.EXHAUSTED or plain.result == "unsolvable"
     assert verdicts["solved"] >= 10 and verdicts["exhausted"] >= 10, verdicts
     kn = FortyThievesStrategy(GAME, GAME.initial_state(1))
     first, root = kn.auto(kn.start())
-    assert kn._beam(root, 4, 2, time.monotonic() + 60, 100_000)[2] == "done"
+    assert kn.beam_pass(root, WIDE._replace(width=4, per_slot=2), time.monotonic() + 60, 100_000).end is PassEnd.DROPPED
 
 
 def test_depth_first_search_resumes_where_it_paused() -> None:
@@ -216,7 +227,7 @@ def test_depth_first_search_resumes_where_it_paused() -> None:
         assert (result or "unknown") == whole.result
         assert len(dfs.visited) == whole.states
         if result == "solved":
-            assert dfs.answer()[1] == whole.moves
+            assert dfs.verdict()[1] == whole.moves
 
 
 def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
@@ -230,43 +241,43 @@ def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
-        found, _, why = kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 3000)
-        narrowed += kn.narrowed == 1
+        r = kn.beam_pass(root, WIDE, time.monotonic() + 60, 3000)
+        narrowed += r.narrowest == 1
         plain = solve(Strategy(GAME, state), Limits(10, 1000))
-        if found is not None:
-            assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
-        if why == "exhausted":
+        if r.moves is not None:
+            assert verify(GAME, state, [Move(*m) for m in (*first, *r.moves)])
+        if r.end is PassEnd.EXHAUSTED:
             assert plain.result == "unsolvable", state
     assert narrowed >= 5
     kn = FortyThievesStrategy(GAME, GAME.initial_state(1))
     kn.pace_margin, kn.min_width = 1e-12, 1
     first, root = kn.auto(kn.start())
-    assert kn._beam(root, 10**6, 10**6, time.monotonic() + 60, 100_000)[2] == "done" and kn.narrowed == 1
+    r = kn.beam_pass(root, WIDE, time.monotonic() + 60, 100_000)
+    assert r.end is PassEnd.DROPPED and r.narrowest == 1
 
 
 def test_buried_counts_the_cards_above_the_next_needed_ones() -> None:
     """The buried term (read off the key) equals a plain count over the piles: for each
     suit, the outside copies of the rank above its lower foundation (an Ace while the
-    suit has fewer than two), and with ``bury_both`` of the rank above its higher one,
+    suit has fewer than two), and with ``both`` of the rank above its higher one,
     each counting the cards above it in its pile or the waste."""
     checked = 0
     for both in (False, True):
         for state in POSITIONS[::3] + [GAME.initial_state(d) for d in (1, 5)]:
             kn = FortyThievesStrategy(GAME, state)
-            kn.bury_both = both
             for p in _search_sample(state, 100):
-                ranks: set[int] = set()
+                needed: set[int] = set()
                 for suit in range(4):
-                    heights = sorted(len(f) for f in p[0:8] if f and f[0] >> 4 == suit)
-                    ranks.add(suit << 4 | (heights[0] + 1 if len(heights) == 2 else 1))
+                    heights = sorted(len(f) for f in p[FOUNDATIONS] if f and suit_of(f[0]) == suit)
+                    needed.add(make_card(heights[0] + 1 if len(heights) == 2 else 1, suit))
                     if both and heights:
-                        ranks.add(suit << 4 | (heights[-1] + 1))
+                        needed.add(make_card(heights[-1] + 1, suit))
                 want = 0
-                for pile in (*p[8:18], p[19]):
+                for pile in (*p[TABLEAU], p[WASTE]):
                     for i, c in enumerate(pile):
-                        if c in ranks:
+                        if c in needed:
                             want += len(pile) - 1 - i
-                assert kn.buried(kn.key(p), p[0:8]) == want, p
+                assert kn.buried(kn.key(p), p[FOUNDATIONS], both) == want, p
                 checked += want > 0
     assert checked >= 100
 
@@ -278,15 +289,13 @@ def test_buried_counts_the_cards_above_the_next_needed_ones() -> None:
 def test_buried_term_changes_which_deals_a_pass_wins(deal: int, width: int, per: int, waste: float, both: bool) -> None:
     """The buried term is used: deal 38 falls to a 16x32 pass with it and not without
     it, deal 49 to a 64x8 pass counting both foundations and not to one counting the
-    lower one (figures in the module docstring); each win replays through the engine."""
+    lower one; each win replays through the engine."""
     state = GAME.initial_state(deal)
     wins = []
     for bury, count_both in ((2.0, both), (0.0 if not both else 2.0, False)):
         kn = FortyThievesStrategy(GAME, state)
-        kn.weights = (5.0, 2.0, waste, 1.0)
-        kn.bury_weight, kn.bury_both = bury, count_both
         first, root = kn.auto(kn.start())
-        found = kn._beam(root, width, per, time.monotonic() + 60, 100_000)[0]
+        found = kn.beam_pass(root, BeamPass(width, per, waste, bury, count_both), time.monotonic() + 60, 100_000).moves
         if found is not None:
             assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
         wins.append(found is not None)

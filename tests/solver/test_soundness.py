@@ -7,19 +7,25 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from service.engine.cards import RANKS, SUITS, parse_card
+from service.engine.cards import ACE, RANKS, SUITS, parse_card, rank_of
 from service.engine.core import Action, Game, Move, State
 from service.engine.registry import get_game
 from service.solver import Limits
 from service.solver.plugins import strategy_for
 from service.solver.plugins.penguin import PenguinStrategy
-from service.solver.search import Strategy, solve, verify
+from service.solver.search import Outcome, Strategy, solve, verify
 from tests.helpers import grow_stars
 
 FAMILY = ["penguin", "penguin-ii", "opus", "pelican", "penguin-freecell-moves"]
+
+
+def family(slow: tuple[str, ...] = ()) -> list[Any]:
+    """FAMILY as parameters, those in ``slow`` (over about 2 s) marked slow."""
+    return [pytest.param(g, marks=pytest.mark.slow) if g in slow else g for g in FAMILY]
 
 
 def random_penguin_position(
@@ -34,9 +40,9 @@ def random_penguin_position(
     rng.shuffle(rest)
     in_cells = rest[: rng.randint(0, cells)]
     rest = rest[len(in_cells):]
-    tableau: list[list[int]] = [[] for _ in range(7)]
+    tableau: list[list[int]] = [[] for _ in game.group_range("tableau")]
     for c in rest:
-        tableau[rng.randrange(7)].append(c)
+        tableau[rng.randrange(len(tableau))].append(c)
     piles = (
         [tuple(f) for f in found]
         + [(c,) for c in in_cells] + [()] * (cells - len(in_cells))
@@ -45,23 +51,23 @@ def random_penguin_position(
     return game, State(tuple(piles), (), 1)
 
 
-def agreed_verdict(game: Game, state: State, plug: Strategy, limits: Limits) -> str | None:
+def agreed_verdict(game: Game, state: State, plug: Strategy, limits: Limits) -> Outcome | None:
     """The plug-in's verdict, asserted equal to the generic search's (which tries every
     legal move) and its solution replayed; None when either search hit a limit."""
     mine = solve(plug, limits)
     plain = solve(Strategy(game, state), limits)
-    if "unknown" in (mine.result, plain.result):
+    if Outcome.UNKNOWN in (mine.result, plain.result):
         return None
     assert mine.result == plain.result, (game.id, state)
-    if mine.result == "solved":
+    if mine.result is Outcome.SOLVED:
         assert verify(game, state, mine.moves)
     return mine.result
 
 
-@pytest.mark.parametrize("game_id", FAMILY)
+@pytest.mark.parametrize("game_id", family(slow=("pelican",)))
 def test_penguin_pruning_agrees_with_generic_search(game_id: str) -> None:
     rng = random.Random(game_id)
-    verdicts = {"solved": 0, "unsolvable": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0}
     for _ in range(40):
         # free spaces make the free-cell-moves variant easy: give it more cards, no cells
         if game_id == "penguin-freecell-moves":
@@ -73,7 +79,7 @@ def test_penguin_pruning_agrees_with_generic_search(game_id: str) -> None:
         verdict = agreed_verdict(game, state, strategy_for(game, state), Limits(2, 10**6))  # type: ignore[arg-type]
         if verdict is not None:
             verdicts[verdict] += 1
-    assert verdicts["solved"] and verdicts["unsolvable"], verdicts  # both kinds were checked
+    assert verdicts[Outcome.SOLVED] and verdicts[Outcome.UNSOLVABLE], verdicts  # both kinds were checked
 
 
 def with_cell_children(game: object, state: State, rng: random.Random) -> State:
@@ -83,7 +89,7 @@ def with_cell_children(game: object, state: State, rng: random.Random) -> State:
     cells, tableau = game.C, game.T  # type: ignore[attr-defined]
     for _ in range(2):
         free = [c for c in cells if not piles[c]]
-        tops = [piles[t][-1] for t in tableau if piles[t] and piles[t][-1] & 15 > 1]
+        tops = [piles[t][-1] for t in tableau if piles[t] and rank_of(piles[t][-1]) > ACE]
         if not free or not tops:
             break
         child = rng.choice(tops) - 1
@@ -99,33 +105,33 @@ def with_cell_children(game: object, state: State, rng: random.Random) -> State:
 JOIN_LOWEST = {"penguin": 3, "penguin-ii": 4, "opus": 4, "pelican": 6, "penguin-freecell-moves": 7}
 
 
-@pytest.mark.parametrize("game_id", FAMILY)
+@pytest.mark.parametrize("game_id", family(slow=("penguin-ii", "opus", "pelican")))
 def test_penguin_cell_joins_agree_with_generic_search(game_id: str) -> None:
     """Cards in cells that fit a tableau top: joining them (the plug-in's automatic
     cell-to-parent move) must not change a verdict."""
     rng = random.Random("joins " + game_id)
-    verdicts = {"solved": 0, "unsolvable": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0}
     joined = 0
     for _ in range(60):
         game, state = random_penguin_position(game_id, rng, 2, lowest=JOIN_LOWEST[game_id])
         state = with_cell_children(game, state, rng)
         assert not game.validate(state)  # type: ignore[attr-defined]
-        kn = strategy_for(game, state)  # type: ignore[arg-type]
-        assert isinstance(kn, PenguinStrategy)
-        joined += any(m[1] in kn.C and m[2] in kn.T for m in kn.auto(kn.start())[0])
-        verdict = agreed_verdict(game, state, kn, Limits(60, 50_000))  # type: ignore[arg-type]
+        strategy = strategy_for(game, state)  # type: ignore[arg-type]
+        assert isinstance(strategy, PenguinStrategy)
+        joined += any(m[1] in strategy.C and m[2] in strategy.T for m in strategy.auto(strategy.start())[0])
+        verdict = agreed_verdict(game, state, strategy, Limits(60, 50_000))  # type: ignore[arg-type]
         if verdict is not None:
             verdicts[verdict] += 1
     assert joined >= 10, joined  # the joins were exercised (at the root, at least)
-    assert verdicts["solved"] >= 40, verdicts
+    assert verdicts[Outcome.SOLVED] >= 40, verdicts
     if game_id in ("penguin", "penguin-ii", "opus"):  # any-card spaces make losses rare
-        assert verdicts["unsolvable"], verdicts
+        assert verdicts[Outcome.UNSOLVABLE], verdicts
 
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "golden" / "penguin_solutions.json"
 
 
-@pytest.mark.parametrize("game_id", FAMILY)
+@pytest.mark.parametrize("game_id", family(slow=("penguin-freecell-moves",)))
 def test_penguin_positions_on_a_solution_are_never_called_lost(game_id: str) -> None:
     """Every position on a verified solution is winnable by construction: solved from
     scratch, the plug-in must not call one of them unsolvable. The solutions (deals
@@ -142,7 +148,7 @@ def test_penguin_positions_on_a_solution_are_never_called_lost(game_id: str) -> 
         for i, move in enumerate(moves):
             if i % 7 == 0:
                 again = solve(strategy_for(game, state), Limits(10, 10**6))
-                assert again.result != "unsolvable", (game_id, deal, i)
+                assert again.result is not Outcome.UNSOLVABLE, (game_id, deal, i)
                 checked += 1
             state = game.apply(state, move)
     assert checked >= 150, checked
@@ -152,34 +158,35 @@ def random_binary_star_position(rng: random.Random, left: int) -> tuple[object, 
     """Two stars built as random walks (up or down by one, Ace and King consecutive)
     from the whole deck, and the last ``left`` or so cards dealt at random to the fans:
     an end game, sometimes stuck (star tops not consecutive), sometimes free."""
-    from service.engine.binary_star import STAR_BASES
+    from service.engine.binary_star import FAN_CARDS, FANS, STAR_BASES
 
     game = get_game("binary-star", {})
     pool = list(game.deck())
-    for base in STAR_BASES:
-        pool.remove(base)
+    for star_base in STAR_BASES:
+        pool.remove(star_base)
     stars = [[STAR_BASES[0]], [STAR_BASES[1]]]
     grow_stars(rng, pool, stars, left)
-    fans: list[list[int]] = [[] for _ in range(17)]
+    fans: list[list[int]] = [[] for _ in range(FANS)]
     for c in pool:
-        fan = rng.choice([f for f in fans if len(f) < 6])
+        fan = rng.choice([f for f in fans if len(f) < FAN_CARDS])
         fan.append(c)
     return game, State(tuple(tuple(p) for p in (*stars, *fans)), (), 1)
 
 
+@pytest.mark.slow
 def test_binary_star_string_key_agrees_with_generic_search() -> None:
     """The plug-in merges positions by pair-kind counts and folds the moves between the
     stars into macro moves; the generic search tries every legal move on exact
     positions. Both must agree, and the plug-in's solutions must replay."""
     rng = random.Random("binary-star")
-    verdicts = {"solved": 0, "unsolvable": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0}
     for _ in range(60):
         game, state = random_binary_star_position(rng, rng.randint(3, 7))
         assert not game.validate(state)  # type: ignore[attr-defined]
         verdict = agreed_verdict(game, state, strategy_for(game, state), Limits(1, 10**6))  # type: ignore[arg-type]
         if verdict is not None:
             verdicts[verdict] += 1
-    assert verdicts["solved"] >= 5 and verdicts["unsolvable"] >= 5, verdicts
+    assert verdicts[Outcome.SOLVED] >= 5 and verdicts[Outcome.UNSOLVABLE] >= 5, verdicts
 
 
 def test_small_billee_grouped_key_agrees_with_generic_search() -> None:
@@ -188,7 +195,7 @@ def test_small_billee_grouped_key_agrees_with_generic_search() -> None:
     (most of them already lost) must get the same verdict from both."""
     game = get_game("small-billee")
     rng = random.Random("small-billee")
-    verdicts = {"solved": 0, "unsolvable": 0}
+    verdicts = {Outcome.SOLVED: 0, Outcome.UNSOLVABLE: 0}
     merged = 0
     for _ in range(40):
         state = game.initial_state(rng.randint(1, 10**6))
@@ -202,5 +209,5 @@ def test_small_billee_grouped_key_agrees_with_generic_search() -> None:
         if verdict is not None:
             verdicts[verdict] += 1
             merged += solve(Strategy(game, state), Limits(5, 10**6)).states - solve(plug, Limits(5, 10**6)).states
-    assert verdicts["solved"] >= 5 and verdicts["unsolvable"] >= 5, verdicts
+    assert verdicts[Outcome.SOLVED] >= 5 and verdicts[Outcome.UNSOLVABLE] >= 5, verdicts
     assert merged > 0  # the key did merge positions the exact key keeps apart

@@ -1,4 +1,4 @@
-"""Per-game knowledge for the search core, and the one place that picks it."""
+"""Per-game search strategies for the search core, and the one place that picks them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .penguin import PenguinStrategy
 
 
 def strategy_for(game: Game, root: State) -> Strategy:
-    """The best knowledge this package has for ``game``, rooted at ``root``."""
+    """The best strategy this package has for ``game``, rooted at ``root``."""
     if isinstance(game, PenguinFamily):
         return PenguinStrategy(game, root)
     if game.id == "binary-star":

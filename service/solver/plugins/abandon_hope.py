@@ -36,36 +36,50 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable
 
-from service.engine.abandon_hope import MAX_REDEALS, PILES, WASTE
+from service.engine.abandon_hope import MAX_REDEALS
+from service.engine.cards import CLUBS, KING, Card, rank_of, suit_of
 from service.engine.core import REDEAL, Action, Game, Move, State
 from service.engine.reshuffle import reshuffle_seed
 from service.engine.shuffle import pysol_shuffle
 
-from ..search import Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy, depth_first
+from ..search import Limits, MoveLike, SearchPlan, SolveResult, StopReason, Strategy, depth_first
 
-CLUBS_IN_DECK = 13
+CLUBS_IN_DECK = KING  # one Club of each rank
 TOP, BOTTOM, IN_STOCK = 0, 1, 2
 # Where sorted card i lands after one reshuffle of n cards: (pile, layer) per card, and
 # per pile the sorted index of its top and bottom cards (NONE: no such card).
 NONE = 99
 Layout = tuple[tuple[tuple[int, int], ...], tuple[int, ...], tuple[int, ...]]
+# A phase's discard options: per pile holding available Clubs, the masks it can give
+# (its top Club, then its top two, ...), each including the one before.
+Options = list[tuple[int, ...]]
 
 
-def club_bit(card: int) -> int:
+def is_club(card: Card) -> bool:
+    return suit_of(card) == CLUBS
+
+
+def club_bit(card: Card) -> int:
     """The Club's bit in a mask of Clubs (bit rank - 1)."""
-    return 1 << ((card & 15) - 1)
+    return 1 << (rank_of(card) - 1)
 
 
-def options_free(groups: list[tuple[int, ...]]) -> int:
+def options_free(groups: Options) -> int:
     """How many Clubs the phase can discard: every option's largest set."""
     return sum(g[-1].bit_count() for g in groups)
 
 
 class AbandonHopeStrategy(Strategy):
+    """The exact phase search of the module docstring (plan OWN)."""
+
     plan = SearchPlan.OWN
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)
+        self.tableau = game.group_range("tableau")
+        self.waste = game.group_start["waste"]
+        # the piles a redeal gathers: the tableau, then the stock
+        self.in_play = (*self.tableau, game.group_start["stock"])
         self.layouts: dict[tuple[int, int], Layout] = {}
         self.others = 0  # non-Clubs in the tableau and stock (they never leave)
 
@@ -76,34 +90,36 @@ class AbandonHopeStrategy(Strategy):
     # --- layouts ---------------------------------------------------------------------
     def layout(self, n_redeal: int, n: int) -> Layout:
         """Where each sorted card lands when ``n`` cards are redealt by redeal ``n_redeal``:
-        the engine's deal (from the end of the shuffled list, pile 0 to 23, twice)."""
+        the engine's deal (:func:`~service.engine.abandon_hope.deal_layout`: from the end
+        of the shuffled list, one card to each tableau pile in turn, then a second one)."""
         got = self.layouts.get((n_redeal, n))
         if got is not None:
             return got
+        piles = len(self.tableau)
         perm = pysol_shuffle(range(n), reshuffle_seed(self.root.deal, n_redeal))
         where = [(0, IN_STOCK)] * n
-        top = [NONE] * PILES
-        bottom = [NONE] * PILES
+        top = [NONE] * piles
+        bottom = [NONE] * piles
         for j, i in enumerate(perm):
             e = n - 1 - j  # dealing order: the list's last card is dealt first
-            if e < PILES:
+            if e < piles:
                 where[i] = (e, BOTTOM)
                 bottom[e] = i
-            elif e < 2 * PILES:
-                where[i] = (e - PILES, TOP)
-                top[e - PILES] = i
+            elif e < 2 * piles:
+                where[i] = (e - piles, TOP)
+                top[e - piles] = i
         got = (tuple(where), tuple(top), tuple(bottom))
         self.layouts[(n_redeal, n)] = got
         return got
 
-    def groups_after_redeal(self, n_redeal: int, left: int) -> list[tuple[int, ...]]:
+    def groups_after_redeal(self, n_redeal: int, left: int) -> Options:
         """The phase's discard options after redeal ``n_redeal`` with the Clubs ``left``:
         per pile holding an available Club, the masks it can give (top, then top and
         bottom)."""
         bits = [1 << b for b in range(CLUBS_IN_DECK) if left >> b & 1]
         k = len(bits)
         where, top, bottom = self.layout(n_redeal, k + self.others)
-        groups: list[tuple[int, ...]] = []
+        groups: Options = []
         for i in range(k):
             pile, layer = where[i]
             if layer == TOP:
@@ -116,8 +132,24 @@ class AbandonHopeStrategy(Strategy):
                 groups.append((bits[i],))
         return groups
 
+    def groups_now(self, state: State) -> Options:
+        """The discard options of ``state``'s own piles: per tableau pile, its run of
+        Clubs from the top, one more card at a time."""
+        groups: Options = []
+        for t in self.tableau:
+            opts: list[int] = []
+            m = 0
+            for c in reversed(state.piles[t]):
+                if not is_club(c):
+                    break
+                m |= club_bit(c)
+                opts.append(m)
+            if opts:
+                groups.append(tuple(opts))
+        return groups
+
     @staticmethod
-    def family(groups: list[tuple[int, ...]]) -> list[int]:
+    def family(groups: Options) -> list[int]:
         """Every discard set the phase can make, largest first."""
         fam = [0]
         for g in groups:
@@ -126,71 +158,24 @@ class AbandonHopeStrategy(Strategy):
         return fam
 
     # --- the search --------------------------------------------------------------------
-    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: State, t0: float) -> SolveResult:
+    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: State, started: float) -> SolveResult:
         """Depth-first over phase nodes, largest discard sets first; exhaustive."""
         piles = root.piles
-        clubs = [c for i in range(WASTE) for c in piles[i] if c < 16]
-        left0 = 0
+        clubs = [c for i in self.in_play for c in piles[i] if is_club(c)]
+        left = 0
         for c in clubs:
-            left0 |= club_bit(c)
-        if left0.bit_count() != len(clubs) or any(c & 15 == 0 for c in clubs):
-            return depth_first(self, limits, first, root, t0)  # not a valid position
-        self.others = sum(len(piles[i]) for i in range(WASTE)) - len(clubs)
-        need0 = CLUBS_IN_DECK - len(piles[WASTE])
-        groups0: list[tuple[int, ...]] = []
-        for t in range(PILES):
-            p = piles[t]
-            opts: list[int] = []
-            m = 0
-            for c in reversed(p):
-                if c >= 16:
-                    break
-                m |= club_bit(c)
-                opts.append(m)
-            if opts:
-                groups0.append(tuple(opts))
-        deadline = t0 + limits.max_seconds
-        max_states = max(1, limits.max_states)
-        visited: set[int] = set()
-        path: list[int] = []  # discard set of each phase searched so far
-        stopped: list[StopReason] = []
-
-        def search(r: int, left: int, groups: list[tuple[int, ...]]) -> bool:
-            """Can the phase after ``r`` redeals, with these options, still win?"""
-            need = need0 - (left0 ^ left).bit_count()
-            if options_free(groups) >= need:
-                return True
-            if r >= MAX_REDEALS:
-                return False
-            for d in self.family(groups):
-                child = left & ~d
-                node = (r + 1) << CLUBS_IN_DECK | child
-                if node in visited:
-                    continue
-                visited.add(node)
-                if len(visited) >= max_states:
-                    stopped.append(StopReason.STATES)
-                    return False
-                if time.monotonic() > deadline:  # each node lists up to 2^13 discard sets
-                    stopped.append(StopReason.TIME)
-                    return False
-                path.append(d)
-                if search(r + 1, child, self.groups_after_redeal(r + 1, child)):
-                    return True
-                path.pop()
-                if stopped:
-                    return False
-            return False
-
-        won = search(root.counters[0], left0, groups0)
-        states = len(visited) + 1
-        seconds = time.monotonic() - t0
+            left |= club_bit(c)
+        if left.bit_count() != len(clubs) or any(rank_of(c) == 0 for c in clubs):
+            return depth_first(self, limits, first, root, started)  # not a valid position
+        self.others = sum(len(piles[i]) for i in self.in_play) - len(clubs)
+        phases = _PhaseSearch(self, limits, started, left, CLUBS_IN_DECK - len(piles[self.waste]))
+        won = phases.search(root.counters[0], left, self.groups_now(root))
+        states = len(phases.visited) + 1
         if won:
-            moves = [Move(*m) for m in first] + self.replay(root, path)
-            return SolveResult(Outcome.SOLVED, moves, states, seconds)
-        if stopped:
-            return SolveResult(Outcome.UNKNOWN, [], states, seconds, stopped[0])
-        return SolveResult(Outcome.UNSOLVABLE, [], states, seconds)
+            return SolveResult.solved([Move(*m) for m in first] + self.replay(root, phases.path), states, started)
+        if phases.stopped is not None:
+            return SolveResult.unknown(phases.stopped, states, started)
+        return SolveResult.unsolvable(states, started)
 
     def replay(self, state: State, path: list[int]) -> list[Move]:
         """Engine moves that discard each phase's set, redeal, and finally discard until
@@ -199,10 +184,10 @@ class AbandonHopeStrategy(Strategy):
         moves: list[Move] = []
         for phase, want in enumerate([*path, -1]):
             while want and not game.is_won(state):
-                for t in range(PILES):
+                for t in self.tableau:
                     p = state.piles[t]
-                    if p and p[-1] < 16 and club_bit(p[-1]) & want:
-                        m = Move(Action.MOVE, t, WASTE, 1)
+                    if p and is_club(p[-1]) and club_bit(p[-1]) & want:
+                        m = Move(Action.MOVE, t, self.waste, 1)
                         moves.append(m)
                         state = game.apply(state, m)
                         want &= ~club_bit(p[-1])
@@ -213,3 +198,47 @@ class AbandonHopeStrategy(Strategy):
                 moves.append(REDEAL)
                 state = game.apply(state, REDEAL)
         return moves
+
+
+class _PhaseSearch:
+    """One exhaustive depth-first search over phase nodes ``(redeals used, Clubs left)``
+    from a root whose Clubs in play are ``left0`` and which still lacks ``need0``
+    discards: :attr:`path` is the winning discard sets, :attr:`stopped` why it gave up."""
+
+    def __init__(self, strategy: AbandonHopeStrategy, limits: Limits, started: float, left0: int, need0: int) -> None:
+        self.strategy = strategy
+        self.deadline = started + limits.max_seconds
+        self.max_states = max(1, limits.max_states)
+        self.left0 = left0
+        self.need0 = need0
+        self.visited: set[int] = set()
+        self.path: list[int] = []  # discard set of each phase searched so far
+        self.stopped: StopReason | None = None
+
+    def search(self, redeals: int, left: int, groups: Options) -> bool:
+        """Can the phase after ``redeals`` redeals, with these options, still win?"""
+        need = self.need0 - (self.left0 ^ left).bit_count()
+        if options_free(groups) >= need:
+            return True
+        if redeals >= MAX_REDEALS:
+            return False
+        strategy, visited = self.strategy, self.visited
+        for d in strategy.family(groups):
+            child = left & ~d
+            node = (redeals + 1) << CLUBS_IN_DECK | child
+            if node in visited:
+                continue
+            visited.add(node)
+            if len(visited) >= self.max_states:
+                self.stopped = StopReason.STATES
+                return False
+            if time.monotonic() > self.deadline:  # each node lists up to 2^13 discard sets
+                self.stopped = StopReason.TIME
+                return False
+            self.path.append(d)
+            if self.search(redeals + 1, child, strategy.groups_after_redeal(redeals + 1, child)):
+                return True
+            self.path.pop()
+            if self.stopped is not None:
+                return False
+        return False

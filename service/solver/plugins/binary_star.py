@@ -67,17 +67,21 @@ from collections import Counter
 from operator import getitem, itemgetter
 from typing import Any
 
+from service.engine.binary_star import N_RANKS, ONE_APART
+from service.engine.cards import ALL_RANKS, rank_above, rank_below, rank_of
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy, depth_first
+from ..search import Limits, MoveLike, SearchPlan, SolveResult, StopReason, Strategy, depth_first
 
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
 FIRST = itemgetter(0)
-# CONS[a][b]: ranks a and b (1..13) one apart, Ace and King consecutive
-CONS = tuple(tuple((a - b) % 13 in (1, 12) for b in range(14)) for a in range(14))
+# The search holds ranks only (suits never matter): 1..13, and 0 for no card (an empty
+# fan's top; the tops of a free position). Every table below is indexed by these slots,
+# and ONE_APART[a][b] (the engine's) says whether ranks a and b fit on each other.
+RANK_SLOTS = range(N_RANKS + 1)
 # KIND[a][b]: for consecutive a, b the index 0..12 of the pair kind {r, r+1} (r = lower)
-KIND = tuple(tuple((a - 1 if (b - a) % 13 == 1 else b - 1) for b in range(14)) for a in range(14))
+KIND = tuple(tuple((a - 1 if (b - a) % N_RANKS == 1 else b - 1) for b in RANK_SLOTS) for a in RANK_SLOTS)
 # Restarts: run i (from 1) may visit LUBY_UNIT * luby(i) positions; the random spread
 # added to a child's order in every run after the first (FIRST_NOISE in the first)
 LUBY_UNIT = 200
@@ -101,18 +105,37 @@ def luby(i: int) -> int:
 
 Step = tuple[int, int, int]  # (fan, near rank, far rank): see BinaryStarStrategy._replay
 # UP[r], DN[r]: the ranks one above and one below r (1..13, wrapping); 0 stays 0
-UP = bytes((0, *(r % 13 + 1 for r in range(1, 14))))
-DN = bytes((0, *((r - 2) % 13 + 1 for r in range(1, 14))))
+UP = bytes((0, *map(rank_above, ALL_RANKS)))
+DN = bytes((0, *map(rank_below, ALL_RANKS)))
 # BRIDGE[x][y]: the ranks that fit both x and y; FITS[x][y]: those that fit x or y
-BRIDGE = tuple(tuple(bytes(c for c in range(1, 14) if CONS[c][x] and CONS[c][y]) for y in range(14)) for x in range(14))
-FITS = tuple(tuple(bytes(c for c in range(1, 14) if CONS[c][x] or CONS[c][y]) for y in range(14)) for x in range(14))
+BRIDGE = tuple(
+    tuple(bytes(c for c in ALL_RANKS if ONE_APART[c][x] and ONE_APART[c][y]) for y in RANK_SLOTS) for x in RANK_SLOTS
+)
+FITS = tuple(
+    tuple(bytes(c for c in ALL_RANKS if ONE_APART[c][x] or ONE_APART[c][y]) for y in RANK_SLOTS) for x in RANK_SLOTS
+)
 
 
-# Counts of the 13 pair kinds as one int, 6 bits each from bit 8 (a key is this plus
-# the tops in bits 0..7 plus the fans above bit 88): SH[k] the shift of kind k
-SH = tuple(8 + 6 * k for k in range(13))
+# Counts of the 13 pair kinds as one int, COUNT_BITS each from bit 8 (a key is this plus
+# the tops in bits 0..7 plus the fans from bit FANS_SHIFT): SH[k] the shift of kind k
+COUNT_BITS = 6
+COUNT_MASK = (1 << COUNT_BITS) - 1
+SH = tuple(8 + COUNT_BITS * k for k in range(N_RANKS))
 ONE = tuple(1 << s for s in SH)
 FANS_SHIFT = 88
+# Each distinct fan content has FAN_BITS bits there, counting the fans that hold it
+# (at most the game's 17 fans)
+FAN_BITS = 5
+# A rank held more often than this might overflow a pair count (node_of refuses it)
+MAX_RANK_COPIES = 31
+# The order of children (lower first, see _Search.children): the last card (a win);
+# a card that frees the position; a stuck child where a fan card bridges the new tops;
+# one where a fan card fits only one top; and per card of the fan's height, earlier
+ORDER_WINS = -1000
+ORDER_FREES = -100
+ORDER_BRIDGED = 0
+ORDER_FITS_ONE = 1000
+ORDER_PER_HEIGHT = 10
 # An option of one card played: (shift of the pair kind used up, or -1 for none, or -2
 # for tops (c, c) in a free position, where the two kinds that allow it have their
 # shifts in the 2nd and 6th places; change of counts; new tops x <= y (0, 0: free);
@@ -122,10 +145,10 @@ Option = tuple[int, int, int, int, int, int]
 
 def _stuck_options(a: int, b: int, c: int) -> tuple[Option, ...]:
     """Card ``c`` played in a stuck position with tops ``a``, ``b``."""
-    if CONS[c][a] and CONS[c][b]:
+    if ONE_APART[c][a] and ONE_APART[c][b]:
         return ((-1, ONE[KIND[a][c]] + ONE[KIND[c][b]], 0, 0, a, b),)
-    if CONS[c][a] or CONS[c][b]:
-        near, far = (a, b) if CONS[c][a] else (b, a)
+    if ONE_APART[c][a] or ONE_APART[c][b]:
+        near, far = (a, b) if ONE_APART[c][a] else (b, a)
         return ((-1, ONE[KIND[near][c]], min(c, far), max(c, far), near, far),)
     return ()
 
@@ -142,8 +165,8 @@ def _free_options(c: int) -> tuple[Option, ...]:
     )
 
 
-STUCK = tuple(tuple(tuple(_stuck_options(a, b, c) for c in range(14)) for b in range(14)) for a in range(14))
-FREE = tuple(_free_options(c) if c else () for c in range(14))
+STUCK = tuple(tuple(tuple(_stuck_options(a, b, c) for c in RANK_SLOTS) for b in RANK_SLOTS) for a in RANK_SLOTS)
+FREE = tuple(_free_options(c) if c else () for c in RANK_SLOTS)
 
 
 def pack(fans: int, counts: int, a: int, b: int) -> int:
@@ -164,18 +187,18 @@ class _Search:
     loss.
     """
 
-    def __init__(self, fans: tuple[bytes, ...], counts: int, a: int, b: int, limits: Limits, t0: float) -> None:
+    def __init__(self, fans: tuple[bytes, ...], counts: int, a: int, b: int, limits: Limits, started: float) -> None:
         self.fans = fans
-        # the fans as a multiset of contents: an int holding, from bit 88, how many fans
-        # hold each content in 5 bits (at most 17 fans); z[i][h] is fan i cut to height h.
+        # the fans as a multiset of contents: an int holding, from bit FANS_SHIFT, how many
+        # fans hold each content in FAN_BITS bits; z[i][h] is fan i cut to height h.
         # Shorter contents get lower places, so late positions (most of them) have short keys.
         contents = sorted({fp[:h] for fp in fans for h in range(len(fp) + 1)}, key=lambda c: (len(c), c))
         ids = {c: n for n, c in enumerate(contents)}
-        self.z = [[1 << (FANS_SHIFT + 5 * ids[fp[:h]]) for h in range(len(fp) + 1)] for fp in fans]
+        self.z = [[1 << (FANS_SHIFT + FAN_BITS * ids[fp[:h]]) for h in range(len(fp) + 1)] for fp in fans]
         # topt[i][h]: the rank on top of fan i at height h (0: empty)
         self.topt = [bytes((0, *fp)) for fp in fans]
         self.root = (counts, a, b)
-        self.deadline = t0 + limits.max_seconds
+        self.deadline = started + limits.max_seconds
         self.max_states = max(1, limits.max_states)
         self.dead: set[int] = set()
         self.states = 0
@@ -208,10 +231,13 @@ class _Search:
     ) -> list[tuple[int, int, int, int, int, Step]]:
         """(order, fan, counts, tops a, b (0, 0 when free), step) of each child worth
         searching, best first: a stuck child where no fan card fits either top is lost
-        and left out (unless it is won)."""
+        and left out (unless it is won). The order is the ORDER_* constants' plus the
+        noise. One function, not split into steps: it runs for every position the
+        search visits, and a call per fan card would cost measurably."""
         topt = self.topt
         tops = list(map(getitem, topt, h))
-        hist = [0] * 14
+        hist = [0] * len(RANK_SLOTS)
+        mask = COUNT_MASK
         for c in tops:
             hist[c] += 1
         out: list[tuple[int, int, int, int, int, Step]] = []
@@ -230,13 +256,13 @@ class _Search:
             hist[nxt] += 1
             for sub, add, x, y, near, far in opts:
                 if sub >= 0:  # a pair of kind sub used up
-                    if not counts >> sub & 63:
+                    if not counts >> sub & mask:
                         continue
                     cnt = counts + add
                 elif sub == -2:  # free, tops (c, c): either pair kind next to c, counts unchanged
-                    if counts >> add & 63:
+                    if counts >> add & mask:
                         near = DN[c]
-                    elif counts >> far & 63:
+                    elif counts >> far & mask:
                         near = UP[c]
                     else:
                         continue
@@ -245,32 +271,37 @@ class _Search:
                 else:
                     cnt = counts + add
                 if not x:  # bridges: free
-                    out.append((-100 - hi, i, cnt, 0, 0, (i, near, far)))
+                    out.append((ORDER_FREES - hi, i, cnt, 0, 0, (i, near, far)))
                     continue
                 if last:
-                    out.append((-1000, i, cnt, x, y, (i, near, far)))
+                    out.append((ORDER_WINS, i, cnt, x, y, (i, near, far)))
                     continue
                 for r in BRIDGE[x][y]:
                     if hist[r]:
-                        score = 0
+                        score = ORDER_BRIDGED
                         break
                 else:
                     for r in FITS[x][y]:
                         if hist[r]:
-                            score = 1000
+                            score = ORDER_FITS_ONE
                             break
                     else:
                         continue  # stuck with nothing to play: lost
                 if noise:
                     score += int(rnd() * noise)
-                out.append((score - 10 * hi, i, cnt, x, y, (i, near, far)))
+                out.append((score - ORDER_PER_HEIGHT * hi, i, cnt, x, y, (i, near, far)))
             hist[c] += 1
             hist[nxt] -= 1
         out.sort(key=FIRST)
         return out
 
     def dfs(self, budget: int, noise: int, rng: random.Random) -> list[Step] | None:
-        """One run from the root: a winning path, or None (stopped, aborted or exhausted)."""
+        """One run from the root: a winning path, or None (stopped, aborted or exhausted).
+
+        Depth-first with an explicit stack of frames ``[children, next child, key, fan
+        played, fans part before]`` and do/undo on one list of fan heights. One
+        function, not split into steps: it is the search's inner loop, where a call per
+        position would cost measurably."""
         self.aborted = False
         fans, z, dead = self.fans, self.z, self.dead
         h = [len(fp) for fp in fans]
@@ -335,6 +366,8 @@ class _Search:
 
 
 class BinaryStarStrategy(Strategy):
+    """Binary Star's search over abstract nodes (plan OWN; see the module docstring)."""
+
     plan = SearchPlan.OWN
     heuristic = (
         "it prefers fan cards, from the fullest fan, and among them a card whose "
@@ -343,9 +376,8 @@ class BinaryStarStrategy(Strategy):
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)
-        self.S = tuple(game.group_range("star"))
-        self.FN = tuple(game.group_range("fan"))
-        self.f0, self.f1 = self.FN[0], self.FN[-1] + 1
+        self.star_a, self.star_b = game.group_range("star")
+        self.fan_piles = game.group_range("fan")
         # the noise's seed: a hash of ints and tuples, the same in every process
         self.seed = hash(root.piles) & 0xFFFF
 
@@ -357,89 +389,90 @@ class BinaryStarStrategy(Strategy):
         """No automatic move: the engine has none (no move is harmless everywhere)."""
         return (), state
 
-    def is_won(self, state: State) -> bool:
-        return self.game.is_won(state)
-
     # --- the search ---------------------------------------------------------------------
-    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: State, t0: float) -> SolveResult:
+    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: State, started: float) -> SolveResult:
         """Depth-first runs with restarts over abstract nodes; see the module docstring."""
         node = self.node_of(root)
         if node is None:
-            return depth_first(Strategy(self.game, root), limits, first, root, t0)  # not a valid position
-        search = _Search(*node, limits, t0)
+            return depth_first(Strategy(self.game, root), limits, first, root, started)  # not a valid position
+        search = _Search(*node, limits, started)
         path = search.run(self.seed)
-        seconds = time.monotonic() - t0
         if path is not None:
             moves = [Move(*m) for m in first] + self.moves_of(root, path)
-            return SolveResult(Outcome.SOLVED, moves, search.states, seconds)
+            return SolveResult.solved(moves, search.states, started)
         if search.stopped:
-            return SolveResult(Outcome.UNKNOWN, [], search.states, seconds, search.stopped)
-        return SolveResult(Outcome.UNSOLVABLE, [], search.states, seconds)
+            return SolveResult.unknown(search.stopped, search.states, started)
+        return SolveResult.unsolvable(search.states, started)
 
-    def node_of(self, state: State) -> tuple[tuple[bytes, ...], int, int, int] | None:
+    def _string(self, p: Piles) -> tuple[bytes, int]:
+        """The stars as one string (star A bottom to top, then star B top to bottom) and
+        the split (star A's length)."""
+        return p[self.star_a] + p[self.star_b][::-1], len(p[self.star_a])
+
+    def _fans(self, p: Piles) -> Piles:
+        return p[self.fan_piles.start : self.fan_piles.stop]
+
+    def node_of(self, state: State) -> tuple[Piles, int, int, int] | None:
         """The fans (ranks), the pair-kind counts and the tops (0, 0: free; else the
         two ranks, lower first) of ``state``; None when its stars are not valid (a
         star empty, or two neighbours in one not consecutive) or a rank is held more
-        than 31 times (a pair count might not fit its 6 bits)."""
+        than MAX_RANK_COPIES times (a pair count might not fit its COUNT_BITS)."""
         p = self._from_state(state)
-        s0, s1 = self.S
-        s = p[s0] + p[s1][::-1]
-        k = len(p[s0])
+        s, k = self._string(p)
         if (
-            not p[s0]
-            or not p[s1]
-            or any(not CONS[s[i - 1]][s[i]] for i in range(1, len(s)) if i != k)
-            or max(Counter(c for pile in p for c in pile).values()) > 31
+            not p[self.star_a]
+            or not p[self.star_b]
+            or any(not ONE_APART[s[i - 1]][s[i]] for i in range(1, len(s)) if i != k)
+            or max(Counter(c for pile in p for c in pile).values()) > MAX_RANK_COPIES
         ):
             return None
         counts = 0
         for i in range(1, len(s)):
-            if CONS[s[i - 1]][s[i]]:
+            if ONE_APART[s[i - 1]][s[i]]:
                 counts += ONE[KIND[s[i - 1]][s[i]]]
         a, b = s[k - 1], s[k]
-        if CONS[a][b]:
-            return p[self.f0 : self.f1], counts, 0, 0
-        return p[self.f0 : self.f1], counts, min(a, b), max(a, b)
+        if ONE_APART[a][b]:
+            return self._fans(p), counts, 0, 0
+        return self._fans(p), counts, min(a, b), max(a, b)
 
     def moves_of(self, state: State, path: list[Step]) -> list[Move]:
         """The engine moves that play an abstract path from ``state``."""
         p = self._from_state(state)
-        s0, s1 = self.S
-        return [Move(*m) for m in self._replay(p[s0] + p[s1][::-1], len(p[s0]), p[self.f0 : self.f1], path)]
+        return [Move(*m) for m in self._replay(*self._string(p), self._fans(p), path)]
 
-    def _replay(self, s: bytes, k: int, fans: tuple[bytes, ...], path: list[Step]) -> list[MoveLike]:
+    def _replay(self, s: bytes, k: int, fans: Piles, path: list[Step]) -> list[MoveLike]:
         """The engine moves of an abstract path: each step names the fan and the ranks of
         the gap its card goes into (``near`` the card it is put on, ``far`` the other);
         in a free position the split first walks to the nearest such gap."""
-        s0, s1 = self.S
-        f0 = self.f0
+        star_a, star_b = self.star_a, self.star_b
+        first_fan = self.fan_piles.start
         h = [len(fp) for fp in fans]
         out: list[MoveLike] = []
         for i, near, far in path:
             h[i] -= 1
             c = fans[i][h[i]]
             x, y = s[k - 1], s[k]
-            if not CONS[x][y]:
-                if CONS[c][x]:  # fits x only, or both (bridges: either star, same string)
-                    out.append((MOVE, f0 + i, s0, 1))
+            if not ONE_APART[x][y]:
+                if ONE_APART[c][x]:  # fits x only, or both (bridges: either star, same string)
+                    out.append((MOVE, first_fan + i, star_a, 1))
                     s = s[:k] + bytes((c,)) + s[k:]
                     k += 1
                 else:
-                    out.append((MOVE, f0 + i, s1, 1))
+                    out.append((MOVE, first_fan + i, star_b, 1))
                     s = s[:k] + bytes((c,)) + s[k:]
                 continue
             # tops (c, c) come from a gap {c-1, c} or {c, c+1} alike: the nearer one
             gaps = [{near, far}, {DN[c], c}, {c, UP[c]}] if far == c else [{near, far}]
             g = min((g for g in range(1, len(s)) if {s[g - 1], s[g]} in gaps), key=lambda g: abs(g - k))
             if g < k:
-                out.extend(((MOVE, s0, s1, 1),) * (k - g))
+                out.extend(((MOVE, star_a, star_b, 1),) * (k - g))
             else:
-                out.extend(((MOVE, s1, s0, 1),) * (g - k))
-            if CONS[c][s[g - 1]]:  # the card goes next to the neighbour it fits
-                out.append((MOVE, f0 + i, s0, 1))
+                out.extend(((MOVE, star_b, star_a, 1),) * (g - k))
+            if ONE_APART[c][s[g - 1]]:  # the card goes next to the neighbour it fits
+                out.append((MOVE, first_fan + i, star_a, 1))
                 k = g + 1
             else:
-                out.append((MOVE, f0 + i, s1, 1))
+                out.append((MOVE, first_fan + i, star_b, 1))
                 k = g
             s = s[:g] + bytes((c,)) + s[g:]
         return out
@@ -450,33 +483,36 @@ class BinaryStarStrategy(Strategy):
 
     @staticmethod
     def _from_state(state: State) -> Piles:
-        return tuple(bytes(c & 15 for c in p) for p in state.piles)
+        """Every pile as its ranks (the search never looks at suits)."""
+        return tuple(bytes(map(rank_of, p)) for p in state.piles)
 
     def _candidates(self, p: Piles) -> list[tuple[int, MoveLike]]:
         """Fan cards first, from the fullest fan, preferring a card whose neighbour rank
         waits on some fan top; moves between the stars last."""
-        s0, s1 = self.S
-        a, b = p[s0][-1], p[s1][-1]
-        tops = {fp[-1] for fp in p[self.f0 : self.f1] if fp}
+        star_a, star_b = self.star_a, self.star_b
+        a, b = p[star_a][-1], p[star_b][-1]
+        tops = {fp[-1] for fp in self._fans(p) if fp}
         out: list[tuple[int, MoveLike]] = []
-        for f in self.FN:
+        for f in self.fan_piles:
             fp = p[f]
             if not fp:
                 continue
             r = fp[-1]
-            nxt_up, nxt_down = r % 13 + 1, (r - 2) % 13 + 1
-            follow = 0 if (nxt_up in tops or nxt_down in tops) else 3
-            if len(fp) > 1 and CONS[fp[-2]][r]:
+            # lower first: fuller fans; a card whose neighbouring rank waits on a fan top
+            # (else 3 later), or better, whose own next card lies under it
+            follow = 0 if (UP[r] in tops or DN[r] in tops) else 3
+            if len(fp) > 1 and ONE_APART[fp[-2]][r]:
                 follow = -2  # the card below follows at once
-            base = 10 - len(fp) + follow
-            if CONS[r][a]:
-                out.append((base, (MOVE, f, s0, 1)))
-            if CONS[r][b]:
-                out.append((base, (MOVE, f, s1, 1)))
-        if CONS[a][b]:
-            if len(p[s0]) > 1:
-                out.append((100, (MOVE, s0, s1, 1)))
-            if len(p[s1]) > 1:
-                out.append((100, (MOVE, s1, s0, 1)))
+            order = 10 - len(fp) + follow
+            if ONE_APART[r][a]:
+                out.append((order, (MOVE, f, star_a, 1)))
+            if ONE_APART[r][b]:
+                out.append((order, (MOVE, f, star_b, 1)))
+        if ONE_APART[a][b]:
+            between_stars_last = 100
+            if len(p[star_a]) > 1:
+                out.append((between_stars_last, (MOVE, star_a, star_b, 1)))
+            if len(p[star_b]) > 1:
+                out.append((between_stars_last, (MOVE, star_b, star_a, 1)))
         out.sort(key=FIRST)
         return out

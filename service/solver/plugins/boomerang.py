@@ -28,16 +28,37 @@ Pruning, each sound (it never hides a solution, so "unsolvable" stays a proof):
   every pile holds a card of S, so none ever empties. A stock card never joins S (a
   deal can always take it) and counts as free everywhere.
 
-Search (strategy "own"): short best-first flares with different score weights, then
-depth-first with the time left; each pass is exhaustive unless stopped by the clock.
+The rules come from the engine (:mod:`service.engine.boomerang`): the building rule
+through its table ``TABLEAU_TAKES``, the foundation sequence, the dead slots of its
+autoplay and the pile layout. The fast foundation test (:meth:`BoomerangStrategy._need`)
+restates ``foundation_takers`` and is checked against it by a test.
+
+Search (strategy "own"): short best-first flares, each with its own score weights and
+share of the time, then depth-first with the time left; each pass is exhaustive unless
+stopped by a limit, so each proves a loss on its own.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Iterator
 from operator import itemgetter
+from typing import Final, NamedTuple
 
-from service.engine.boomerang import FOUNDATION_SEQUENCE, POS, RANK_AT
+from service.engine.boomerang import (
+    CARDS,
+    DEAD_SLOTS,
+    DISTINCT_CARDS,
+    FOUNDATION_RANGE,
+    FOUNDATION_SEQUENCE,
+    STOCK,
+    SUIT_CARDS,
+    TABLEAU_RANGE,
+    TABLEAU_TAKES,
+    WASTE,
+    foundation_card,
+)
+from service.engine.cards import CARD_SLOTS, SUIT_OF, rank_of, suit_of
 from service.engine.core import Action, Game, Move, State
 
 from ..search import (
@@ -57,62 +78,65 @@ from ..search import (
 MOVE = int(Action.MOVE)
 DEAL: MoveLike = (int(Action.DEAL), -1, -1, 0)
 Piles = tuple[bytes, ...]
-F = range(0, 4)
-T = range(4, 16)
-STOCK, WASTE = 16, 17
+F = FOUNDATION_RANGE
+T = TABLEAU_RANGE
+FOUNDATIONS = slice(F.start, F.stop)
+TABLEAU = slice(T.start, T.stop)
 SOURCES = (*T, WASTE)
+PILES = WASTE + 1
 FIRST = itemgetter(0)
 SEQ = FOUNDATION_SEQUENCE
 
+# FOUNDATION_CARD[suit][height]: the engine's foundation_card, as a table for the same
+# reason as cards.py's SUIT_OF (the move generator reads it for every foundation of
+# every position).
+FOUNDATION_CARD: Final = tuple(tuple(foundation_card(s, n) for n in range(SUIT_CARDS)) for s in range(4))
 
-def _accepts(last: bytes) -> tuple[int, ...]:
-    """Cards a tableau pile whose top cards are ``last`` (its last one or two) takes."""
-    top = last[-1]
-    base = top & 0x30
-    p = POS[top & 15]
-    if len(last) == 1:
-        return tuple(base | RANK_AT[q] for q in (p - 1, p + 1) if 0 <= q <= 7)
-    q = 2 * p - POS[last[0] & 15]
-    return (base | RANK_AT[q],) if 0 <= q <= 7 else ()
+# The engine's building rule, keyed by a pile's last one or two cards as bytes (a pile
+# here is bytes, so tp[-2:] is the key).
+ACCEPTS: Final[dict[bytes, tuple[int, ...]]] = {bytes(top): takes for top, takes in TABLEAU_TAKES.items()}
+# NEIGHBOURS[c]: the cards one rank from c in its suit (what a pile of c alone takes).
+NEIGHBOURS: Final[dict[int, tuple[int, ...]]] = {c: TABLEAU_TAKES[(c,)] for c in DISTINCT_CARDS}
 
-
-CARDS = tuple(suit << 4 | rank for suit in range(4) for rank in RANK_AT)
-ACCEPTS: dict[bytes, tuple[int, ...]] = {}
-for _a in CARDS:
-    ACCEPTS[bytes((_a,))] = _accepts(bytes((_a,)))
-    for _b in CARDS:
-        if _b >> 4 == _a >> 4 and abs(POS[_b & 15] - POS[_a & 15]) == 1:
-            ACCEPTS[bytes((_b, _a))] = _accepts(bytes((_b, _a)))
-
-# BEFORE[n][rank]: (rank q, k) for each rank q of which k more copies must go home
-# before the next copy of ``rank`` can (on a foundation of length n).
-BEFORE: list[list[tuple[tuple[int, int], ...]]] = []
-for _n in range(17):
-    _row: list[tuple[tuple[int, int], ...]] = []
-    for _r in range(14):
-        _first = next((i for i in range(_n, 16) if SEQ[i] == _r), 16)
-        _need: dict[int, int] = {}
-        for _i in range(_n, _first):
-            _need[SEQ[_i]] = _need.get(SEQ[_i], 0) + 1
-        _row.append(tuple(_need.items()))
-    BEFORE.append(_row)
-NEIGHBOURS: dict[int, tuple[int, ...]] = {
-    c: tuple((c & 0x30) | RANK_AT[q] for q in (POS[c & 15] - 1, POS[c & 15] + 1) if 0 <= q <= 7) for c in CARDS
-}
-
+# A pair of cards is indexed x << 6 | z (every card is below CARD_SLOTS, 64).
+# CONT[b << 6 | z]: the one card a pile ending b, z takes, or -1.
 # MIRROR[x << 6 | z]: for z one rank from x, the card z must sit on to take x (a
 # tableau card can be moved only onto a card; only the waste and the stock refill a
-# space), or -1. CONT[b << 6 | z]: the one card a pile ending b, z takes, or -1.
-MIRROR: list[int] = [-1] * 4096
-CONT: list[int] = [-1] * 4096
-for _x in CARDS:
+# space), or -1. Both read the engine's rule; by its symmetry they hold the same cards.
+MIRROR: list[int] = [-1] * CARD_SLOTS**2
+CONT: list[int] = [-1] * CARD_SLOTS**2
+for _x in DISTINCT_CARDS:
     for _z in NEIGHBOURS[_x]:
-        _q = 2 * POS[_z & 15] - POS[_x & 15]
-        if 0 <= _q <= 7:
-            MIRROR[_x << 6 | _z] = (_z & 0x30) | RANK_AT[_q]
-            CONT[_x << 6 | _z] = (_z & 0x30) | RANK_AT[_q]
+        _takes = TABLEAU_TAKES[(_x, _z)]
+        CONT[_x << 6 | _z] = _takes[0] if _takes else -1
+        MIRROR[_x << 6 | _z] = next((w for w in NEIGHBOURS[_z] if _x in TABLEAU_TAKES[(w, _z)]), -1)
 ANY = -2  # CONT of a pile's bottom card: alone, it takes either neighbour
 NO_INST: tuple[tuple[int, int, int], ...] = ()
+
+
+def _due_before(height: int, card: int) -> tuple[tuple[int, int], ...]:
+    """(card z, k) for each card z of ``card``'s suit of which k more copies must go
+    home before the next copy of ``card`` can, on a foundation holding ``height``."""
+    suit, rank = suit_of(card), rank_of(card)
+    first = next((i for i in range(height, SUIT_CARDS) if SEQ[i] == rank), SUIT_CARDS)
+    need: dict[int, int] = {}
+    for i in range(height, first):
+        z = foundation_card(suit, i)
+        need[z] = need.get(z, 0) + 1
+    return tuple(need.items())
+
+
+# BEFORE[height][card]: _due_before(height, card), read by the lost-position test.
+BEFORE: Final = tuple(
+    tuple(_due_before(n, c) if c in NEIGHBOURS else () for c in range(CARD_SLOTS)) for n in range(SUIT_CARDS + 1)
+)
+
+
+class Flare(NamedTuple):
+    """One best-first pass of the search: its score weights and its share of the time."""
+
+    weights: tuple[float, float, float]
+    share: float
 
 
 class BoomerangStrategy(Strategy):
@@ -121,24 +145,26 @@ class BoomerangStrategy(Strategy):
         "a new card into play), builds from the waste, then other builds; a deal comes last"
     )
     plan = SearchPlan.OWN
-    #: Score weights: cards in the waste, cards in the stock, single-card piles.
-    W: tuple[float, float, float] = (0.25, 0.2, 0.0)
+    #: Score weights: cards in the waste, cards in the stock, single-card piles (a
+    #: flare searches with its own, see :meth:`scored_by`).
+    weights: tuple[float, float, float] = (0.25, 0.2, 0.0)
     #: The flares: best-first passes, each from scratch with its own score weights and
     #: share of the time, then depth-first with what is left.
-    FLARES: tuple[tuple[tuple[float, float, float], float], ...] = (
-        ((0.25, 0.2, 0.0), 0.1),
-        ((0.4, 0.2, 0.0), 0.1),
-        ((0.25, 0.2, 0.1), 0.1),
-        ((0.2, 0.1, 0.0), 0.1),
-        ((0.3, 0.3, 0.0), 0.1),
+    FLARES: tuple[Flare, ...] = (
+        Flare((0.25, 0.2, 0.0), 0.1),
+        Flare((0.4, 0.2, 0.0), 0.1),
+        Flare((0.25, 0.2, 0.1), 0.1),
+        Flare((0.2, 0.1, 0.0), 0.1),
+        Flare((0.3, 0.3, 0.0), 0.1),
     )
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)
-        assert game.group_range("tableau") == T and game.group_range("waste").start == WASTE
+        assert (game.group_range("foundation"), game.group_range("tableau")) == (F, T)
+        assert (game.group_start["stock"], game.group_start["waste"]) == (STOCK, WASTE)
         stock = bytes(root.piles[STOCK])
         self._stock_counts: list[list[int]] = []
-        counts = [0] * 64
+        counts = [0] * CARD_SLOTS
         for n in range(len(stock) + 1):
             self._stock_counts.append(counts[:])
             if n < len(stock):
@@ -146,16 +172,18 @@ class BoomerangStrategy(Strategy):
 
     def dead(self, p: Piles) -> bool:
         """True when a set of cards provably never moves: the position is lost (the
-        fixpoint of the module docstring, "Lost positions")."""
-        lengths = [0, 0, 0, 0]
+        fixpoint of the module docstring, "Lost positions"). One function although
+        long: it runs on every position the search expands, and its steps share the
+        fixpoint's running state (``top``, ``stuck``, ``refill``) as locals."""
+        lengths = [0, 0, 0, 0]  # per suit: its foundation's height
         for f in F:
             fp = p[f]
             if fp:
-                lengths[fp[0] >> 4] = len(fp)
+                lengths[SUIT_OF[fp[0]]] = len(fp)
         loose = self._stock_counts[len(p[STOCK])]
         inst: dict[int, list[tuple[int, int, int]]] = {}  # card -> (pile, index, what it takes)
-        top = [-1] * 18  # per pile (and the waste): the highest stuck card's index
-        stuck: list[list[bool]] = [[]] * 18
+        top = [-1] * PILES  # per pile (and the waste): the highest stuck card's index
+        stuck: list[list[bool]] = [[]] * PILES
         cand: list[tuple[int, int, int]] = []
         refill = False  # a pile may empty (it holds no stuck card): the waste may refill it
         for t in T:
@@ -247,10 +275,8 @@ class BoomerangStrategy(Strategy):
                         for tw, j, _ in inst.get(w, NO_INST):
                             if j >= top[tw]:
                                 return True
-        # x could go home unless too few copies of a rank due before it are free
-        base = x & 0x30
-        for q, k in BEFORE[lengths[x >> 4]][x & 15]:
-            z = base | q
+        # x could go home unless too few copies of a card due before it are free
+        for z, k in BEFORE[lengths[SUIT_OF[x]]][x]:
             avail = loose[z]
             for t2, i2, _ in inst.get(z, NO_INST):
                 if i2 > top[t2]:
@@ -259,21 +285,29 @@ class BoomerangStrategy(Strategy):
                 return False
         return True
 
-    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Piles, t0: float) -> SolveResult:
+    def scored_by(self, weights: tuple[float, float, float]) -> BoomerangStrategy:
+        """This strategy with other score weights, for one flare (a shallow copy: the
+        strategy itself is left as it is)."""
+        flare = copy.copy(self)
+        flare.weights = weights
+        return flare
+
+    def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Piles, started: float) -> SolveResult:
         """Short best-first flares with different weights (the search is chaotic: one
-        score finds in 0.1 s what another misses in a minute), then depth-first with the
+        score can find at once what another misses for long), then depth-first with the
         time left. Each pass is exhaustive unless stopped, so each proves loss alone."""
         states = 0
         elapsed = 0.0
-        for weights, share in self.FLARES:
-            self.W = weights
-            elapsed += share * limits.max_seconds
-            r = best_first(self, remaining(Limits(elapsed, limits.max_states), states), first, root, t0)
+        for flare in self.FLARES:
+            elapsed += flare.share * limits.max_seconds
+            r = best_first(
+                self.scored_by(flare.weights), remaining(Limits(elapsed, limits.max_states), states), first, root, started
+            )
             states += r.states
             if r.result is not Outcome.UNKNOWN or r.stopped_by not in (StopReason.TIME, StopReason.MEMORY):
                 r.states = states
                 return r
-        r = depth_first(self, remaining(limits, states), first, root, t0)
+        r = depth_first(self, remaining(limits, states), first, root, started)
         r.states += states
         return r
 
@@ -283,22 +317,24 @@ class BoomerangStrategy(Strategy):
     def key(self, p: Piles) -> Hashable:
         """Stock length, waste, sorted piles (see the module docstring); no card is 0,
         so b"\\0" separates unambiguously."""
-        return bytes((len(p[STOCK]),)) + p[WASTE] + b"\0" + b"\0".join(sorted(p[4:16]))
+        return bytes((len(p[STOCK]),)) + p[WASTE] + b"\0" + b"\0".join(sorted(p[TABLEAU]))
 
     def is_won(self, p: Piles) -> bool:
-        return len(p[0]) + len(p[1]) + len(p[2]) + len(p[3]) == 64
+        return sum(map(len, p[FOUNDATIONS])) == CARDS
 
     def score(self, p: Piles) -> float:
         """Cards home count most; cards still in the talon (most of all in the waste,
         where they are buried) count against: a refill beats a deal."""
-        home = len(p[0]) + len(p[1]) + len(p[2]) + len(p[3])
-        w = self.W
+        home = sum(map(len, p[FOUNDATIONS]))
+        w = self.weights
         singles = sum(1 for t in T if len(p[t]) == 1) if w[2] else 0
         return -float(home) + w[0] * len(p[WASTE]) + w[1] * len(p[STOCK]) + w[2] * singles
 
     @staticmethod
     def _need(p: Piles) -> dict[int, int]:
-        """card -> the foundation that takes it now."""
+        """card -> the first foundation that takes it now: the engine's
+        ``foundation_takers`` (a test checks the two agree), restated here without its
+        lists and calls because it runs for every position expanded."""
         need: dict[int, int] = {}
         started = 0
         empty = -1
@@ -309,27 +345,28 @@ class BoomerangStrategy(Strategy):
                 if empty < 0:
                     empty = f
                 continue
-            suit = fp[0] >> 4
+            suit = SUIT_OF[fp[0]]
             started |= 1 << suit
-            if n < 16:
-                need[suit << 4 | SEQ[n]] = f
+            if n < SUIT_CARDS:
+                need[FOUNDATION_CARD[suit][n]] = f
         if empty >= 0:
             for suit in range(4):
                 if not started >> suit & 1:
-                    need[suit << 4 | 7] = empty
+                    need[FOUNDATION_CARD[suit][0]] = empty
         return need
 
     def auto(self, p: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
-        """The engine's autoplay: a dead card (next on its foundation at length 14 or
-        15) goes home from the waste, or from the tableau once the stock is empty."""
+        """The engine's autoplay: a dead card (next on its foundation at a height in
+        ``DEAD_SLOTS``) goes home from the waste, or from the tableau once the stock is
+        empty."""
         moves: list[MoveLike] = []
         while True:
             dead: dict[int, int] = {}
             for f in F:
                 fp = p[f]
                 n = len(fp)
-                if n == 14 or n == 15:
-                    dead[(fp[0] & 0x30) | SEQ[n]] = f
+                if n in DEAD_SLOTS:
+                    dead[FOUNDATION_CARD[SUIT_OF[fp[0]]][n]] = f
             if not dead:
                 break
             w = p[WASTE]
@@ -356,7 +393,7 @@ class BoomerangStrategy(Strategy):
         sp = lst[s]
         lst[s] = sp[:-1]
         lst[t] = lst[t] + sp[-1:]
-        if len(sp) == 1 and s < STOCK:
+        if len(sp) == 1 and s in T:
             stock = lst[STOCK]
             if stock:
                 lst[s] = stock[-1:]

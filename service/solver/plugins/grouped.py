@@ -1,8 +1,15 @@
-"""Generic knowledge with a canonical key: piles of interchangeable groups are sorted.
+"""The generic strategy with a canonical key: piles of interchangeable groups are sorted.
 
 Which groups are interchangeable is rules knowledge, stated per game in
 :data:`GROUPED` with the reason; the engine's safe autoplay and the generic move order
 are kept (see :class:`~service.solver.search.Strategy`).
+
+Sound: when the piles of a group are interchangeable (the rules treat them alike and
+none has a place of its own), two positions that differ only in which pile of the
+group holds what have the same future up to renaming those piles, so one is won
+exactly when the other is, and searching one of them is enough. The key merges only
+such positions; the moves of a solution are those of the children actually searched,
+so they name the real piles.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ GROUPED: dict[str, KeySpec] = {
 
 
 class GroupedStrategy(Strategy):
+    """The generic strategy, with the key of :meth:`key` (groups as :class:`KeySpec` says)."""
+
     def __init__(self, game: Game, root: State, spec: KeySpec) -> None:
         super().__init__(game, root)
         self.layout = [(g.name in spec.sorted_groups, game.group_range(g.name)) for g in game.groups]

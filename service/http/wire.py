@@ -1,0 +1,349 @@
+"""The v1 wire format: states, moves, events and game descriptions to and from JSON.
+
+The engine works on tuples of small ints (a card is ``suit << 4 | rank``, a pile a flat
+index); clients see ``"TH"``, ``"tableau:3"`` and named pile groups. This module is the
+one translation between the two, on the HTTP side, so the engine holds no JSON shape
+and a second wire version would be a second module here. Pure Python (no Flask): the
+views call it, and tests and tools use it without an app.
+
+Reading is strict and says where a problem is (a JSON pointer into the request's
+``state`` or ``move``), so a client learns exactly what it sent wrong. It checks shape
+and notation only; :meth:`Game.validate` checks that the cards make a reachable state.
+
+>>> from service.engine.registry import get_game
+>>> game = get_game("penguin")
+>>> state = game.initial_state(1)
+>>> data = state_to_json(game, state)
+>>> state_from_json(data)[1] == state
+True
+>>> move_to_json(game, move_from_json(game, {"action": "move", "from": "tableau:3", "to": "cell:0"}))
+{'action': 'move', 'from': 'tableau:3', 'to': 'cell:0', 'count': 1}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from service.engine.cards import CARD_CODES, CardError, format_card, parse_card
+from service.engine.core import (
+    MAX_DEAL,
+    Action,
+    Event,
+    Game,
+    Move,
+    Pile,
+    Problem,
+    Rejection,
+    RulesError,
+    State,
+)
+from service.engine.registry import UnknownGame, get_game
+
+FORMAT_VERSION: Final = 1
+MAX_PILE_CARDS: Final = 208  # more than any game's whole deck: anything longer is refused unread
+MAX_DEAL_DIGITS: Final = len(str(MAX_DEAL))
+
+# The wire name of each action: its enum name in lower case, stated here once.
+ACTION_NAMES: Final[dict[int, str]] = {a: a.name.lower() for a in Action}
+ACTIONS_BY_NAME: Final[dict[str, Action]] = {name: Action(a) for a, name in ACTION_NAMES.items()}
+
+
+class NotationError(ValueError):
+    """A request part that cannot be read; ``problems`` say what and where."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(f"{p.where}: {p.message}" for p in problems))
+        self.problems = problems
+
+
+class IllegalMoveError(Exception):
+    """A well-formed move the rules forbid (or that names a pile the game lacks)."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.detail)
+        self.rejection = rejection
+
+
+def spoken_list(words: list[str]) -> str:
+    """``'a', 'b' or 'c'``: choices for a message."""
+    quoted = [repr(w) for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+# --- deal numbers ----------------------------------------------------------------------
+def parse_deal(value: Any, where: str = "/deal") -> int:
+    """A deal number from a JSON integer or a decimal string (for clients whose numbers
+    lose digits past 2^53): the one reader of deal numbers, the schemas' included.
+
+    >>> parse_deal("00012"), parse_deal(7)
+    (12, 7)
+    """
+    if isinstance(value, bool):
+        raise NotationError([Problem(where, "a deal number is an integer or a decimal string")])
+    if isinstance(value, str):
+        if not value.isdigit() or not value.isascii() or len(value) > MAX_DEAL_DIGITS:
+            raise NotationError(
+                [Problem(where, f"a deal number string holds 1 to {MAX_DEAL_DIGITS} decimal digits, e.g. \"123\"")]
+            )
+        value = int(value)
+    if not isinstance(value, int):
+        raise NotationError([Problem(where, "a deal number is an integer or a decimal string")])
+    if not 0 <= value <= MAX_DEAL:
+        raise NotationError([Problem(where, f"deal numbers run from 0 to {MAX_DEAL}")])
+    return value
+
+
+def format_deal(deal: int) -> str:
+    """Deal numbers are answered as decimal strings: exact in any JSON parser."""
+    return str(deal)
+
+
+# --- states ----------------------------------------------------------------------------
+def state_to_json(game: Game, state: State) -> dict[str, Any]:
+    """A state as answers carry it (and clients send it back): piles by group name."""
+    piles: dict[str, list[list[str]]] = {g.name: [] for g in game.groups}
+    for p, pile in enumerate(state.piles):
+        piles[game.group_of[p]].append([format_card(c) for c in pile])
+    return {
+        "format": FORMAT_VERSION,
+        "game": game.id,
+        "options": dict(game.options),
+        "deal": format_deal(state.deal),
+        "piles": piles,
+        "counters": {s.name: v for s, v in zip(game.counter_specs, state.counters, strict=True)},
+    }
+
+
+def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> tuple[Game, State]:
+    """Read a state (shape and notation only: :meth:`Game.validate` checks the cards).
+
+    The header (format, game, options) comes first, since the rest is read against the
+    game it names; then every problem of the deal, piles and counters is collected, so
+    that one answer lists them all. Raises :class:`NotationError`, or
+    :class:`UnknownGame` for a game id nobody has.
+    """
+    if not isinstance(data, Mapping):
+        raise NotationError([Problem("", "a state is a JSON object")])
+    problems: list[Problem] = []
+    game = read_header(data, expect_game, problems)
+    deal = 0
+    try:
+        deal = parse_deal(data.get("deal"), "/deal")
+    except NotationError as e:
+        problems.extend(e.problems)
+    piles = read_piles(game, data.get("piles"), problems)
+    counters = read_counters(game, data.get("counters", {}), problems)
+    if problems:
+        raise NotationError(problems)
+    return game, State(tuple(piles), tuple(counters), deal)
+
+
+def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list[Problem]) -> Game:
+    """The game a state names, with its options. A problem here ends the reading
+    (raised with those already in ``problems``); a wrong format is only noted."""
+    if data.get("format") != FORMAT_VERSION:
+        problems.append(Problem("/format", f"this service reads state format {FORMAT_VERSION}"))
+    game_id = data.get("game")
+    if not isinstance(game_id, str):
+        raise NotationError([*problems, Problem("/game", "the state must name its game")])
+    if expect_game is not None and game_id != expect_game:
+        raise NotationError(
+            [*problems, Problem("/game", f"this state is a {game_id!r} state, sent to {expect_game!r}")]
+        )
+    options = data.get("options", {})
+    if not isinstance(options, Mapping):
+        raise NotationError([*problems, Problem("/options", "options is a JSON object")])
+    try:
+        return get_game(game_id, options)
+    except RulesError as e:
+        raise NotationError([*problems, Problem("/" + e.where, str(e))]) from e
+
+
+def read_piles(game: Game, piles_data: Any, problems: list[Problem]) -> list[Pile]:
+    """Every pile of ``game`` in layout order, from ``{group: [[card, ...], ...]}``;
+    groups the game lacks, wrong pile counts and unreadable cards go to ``problems``."""
+    if not isinstance(piles_data, Mapping):
+        problems.append(Problem("/piles", "piles is an object of pile groups"))
+        return []
+    for name in piles_data:
+        if not game.has_group(name):
+            groups = ", ".join(g.name for g in game.groups)
+            problems.append(Problem(f"/piles/{name}", f"{game.name} has no pile group {name!r} (groups: {groups})"))
+    piles: list[Pile] = []
+    for g in game.groups:
+        group = piles_data.get(g.name)
+        where = f"/piles/{g.name}"
+        if not isinstance(group, list) or len(group) != g.count:
+            problems.append(Problem(where, f"{g.name} is a list of {g.count} piles"))
+            continue
+        for i, pile in enumerate(group):
+            cards = read_pile(pile, f"{where}/{i}", problems)
+            if cards is not None:
+                piles.append(cards)
+    return piles
+
+
+def read_pile(pile: Any, where: str, problems: list[Problem]) -> Pile | None:
+    """One pile's cards (None, with its problems noted, if it cannot be read). The
+    common case is one table lookup per card; only a bad pile is read card by card,
+    to say which card is wrong."""
+    if not isinstance(pile, list) or len(pile) > MAX_PILE_CARDS:
+        problems.append(Problem(where, f"a pile is a list of at most {MAX_PILE_CARDS} cards"))
+        return None
+    try:
+        return tuple(map(CARD_CODES.__getitem__, pile))
+    except (KeyError, TypeError):
+        for j, text in enumerate(pile):
+            try:
+                parse_card(text)
+            except CardError as e:
+                problems.append(Problem(f"{where}/{j}", str(e)))
+        return None
+
+
+def read_counters(game: Game, counters_data: Any, problems: list[Problem]) -> list[int]:
+    """The game's counters in its order, from ``{name: integer}``."""
+    if not isinstance(counters_data, Mapping):
+        problems.append(Problem("/counters", "counters is an object"))
+        return []
+    names = {s.name for s in game.counter_specs}
+    for name in counters_data:
+        if name not in names:
+            problems.append(Problem(f"/counters/{name}", f"{game.name} has no counter {name!r}"))
+    counters: list[int] = []
+    for spec in game.counter_specs:
+        value = counters_data.get(spec.name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(Problem(f"/counters/{spec.name}", "an integer is required"))
+        else:
+            counters.append(value)
+    return counters
+
+
+# --- moves and events ------------------------------------------------------------------
+PILE_REF_TEXT: Final = "a pile reference is '<group>:<index>', e.g. 'tableau:3'"
+
+
+def pile_from_ref(game: Game, ref: Any, field: str) -> int:
+    """Flat pile index of ``"tableau:3"``; IllegalMoveError if the game has no such pile."""
+    if not isinstance(ref, str) or ref.count(":") != 1:
+        raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
+    name, _, index = ref.partition(":")
+    if not index.isdigit() or not index.isascii() or len(index) > 4:
+        raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
+    i = int(index)
+    if not game.has_group(name) or i >= game.group(name).count:
+        raise IllegalMoveError(Rejection("no-such-pile", f"{game.name} has no pile {ref!r}"))
+    return game.group_start[name] + i
+
+
+def move_from_json(game: Game, data: Mapping[str, Any]) -> Move:
+    """Read a move; NotationError if unreadable, IllegalMoveError if it names a pile the
+    game lacks (whether the rules allow it is :meth:`Game.check_move`'s question)."""
+    if not isinstance(data, Mapping):
+        raise NotationError([Problem("", "a move is a JSON object")])
+    name = data.get("action")
+    action = ACTIONS_BY_NAME.get(name) if isinstance(name, str) else None
+    if action is None:
+        raise NotationError([Problem("/action", f"action is {spoken_list(list(ACTIONS_BY_NAME))}")])
+    if action is not Action.MOVE:
+        return Move(action)
+    count = data.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_PILE_CARDS:
+        raise NotationError([Problem("/count", f"count is an integer from 1 to {MAX_PILE_CARDS}")])
+    src = pile_from_ref(game, data.get("from"), "from")
+    dst = pile_from_ref(game, data.get("to"), "to")
+    return Move(Action.MOVE, src, dst, count)
+
+
+def move_to_json(game: Game, move: Move) -> dict[str, Any]:
+    """A move as ``legal_moves`` lists it: sent back verbatim, it reads as the same move."""
+    if move.action != Action.MOVE:
+        return {"action": ACTION_NAMES[move.action]}
+    return {"action": ACTION_NAMES[Action.MOVE], "from": game.ref(move.src), "to": game.ref(move.dst), "count": move.count}
+
+
+def event_to_json(game: Game, event: Event) -> dict[str, Any]:
+    """An event of a move's answer: its kind, piles, cards and note where it has them."""
+    out: dict[str, Any] = {"type": event.kind.value}
+    if event.src >= 0:
+        out["from"] = game.ref(event.src)
+    if event.dst >= 0:
+        out["to"] = game.ref(event.dst)
+    out["cards"] = [format_card(c) for c in event.cards]
+    if event.note:
+        out["note"] = event.note
+    return out
+
+
+# --- game descriptions -----------------------------------------------------------------
+def describe_game(game: Game, with_rules: bool = False) -> dict[str, Any]:
+    """A game as ``GET /v1/games`` lists it: layout, counters, options and actions, so a
+    generic frontend can draw and play it; ``with_rules`` adds the rules in words."""
+    out: dict[str, Any] = {
+        "id": game.id,
+        "name": game.name,
+        "decks": game.decks,
+        "cards": len(game.deck()),
+        "description": game.summary,
+        "pile_groups": [
+            {
+                "name": g.name,
+                "count": g.count,
+                "row": g.row,
+                "column": g.column,
+                "per_row": g.per_row or g.count,
+                "fan": g.fan,
+                "face_down": g.face_down,
+                "capacity": g.capacity or None,
+                "description": g.description,
+            }
+            for g in game.groups
+        ],
+        "counters": [
+            {"name": s.name, "minimum": s.minimum, "maximum": s.maximum, "description": s.description}
+            for s in game.counter_specs
+        ],
+        "options": [
+            {
+                "name": o.name,
+                "description": o.description,
+                "default": game.options.get(o.name, o.default),
+                "choices": list(o.choices) or None,
+                "minimum": o.minimum,
+                "maximum": o.maximum,
+            }
+            for o in game.option_specs()
+        ],
+        "actions": game_actions(game),
+    }
+    if with_rules:
+        out["rules"] = game.rules_description()
+        out["autoplay"] = game.autoplay_rule
+    return out
+
+
+def game_actions(game: Game) -> list[str]:
+    """Which move actions the game has at all (so a frontend shows deal/redeal buttons)."""
+    has = {Action.MOVE: True, Action.DEAL: game.has_deal, Action.REDEAL: game.has_redeal}
+    return [ACTION_NAMES[a] for a in Action if has[a]]
+
+
+__all__ = [
+    "ACTION_NAMES",
+    "FORMAT_VERSION",
+    "MAX_PILE_CARDS",
+    "IllegalMoveError",
+    "NotationError",
+    "UnknownGame",
+    "describe_game",
+    "event_to_json",
+    "format_deal",
+    "game_actions",
+    "move_from_json",
+    "move_to_json",
+    "parse_deal",
+    "state_from_json",
+    "state_to_json",
+]

@@ -1,0 +1,289 @@
+"""Every environment variable the service and its gunicorn config read, declared once.
+
+Each :class:`Variable` names the variable, the text it stands for when unset, and the
+parser that turns its text into a typed value; :data:`VARIABLES` lists them all, and the
+README's "Configuration" table is checked against that list (tests/ops/test_settings.py).
+Two readers build typed, frozen values from an environment mapping:
+
+- :func:`read_settings`: the app's :class:`Settings`, which the app factory receives
+  (``create_app(settings)``) and stores on the app; nothing in the HTTP layer reads the
+  environment itself, and the solver only receives its :class:`SolverSettings`.
+- :func:`read_gunicorn_settings`: gunicorn's own, for deploy/gunicorn.conf.py.
+
+A value that cannot be read stops the start with a ``RuntimeError`` naming the variable:
+a typo in a deployment fails loudly instead of serving with a default. A blank value
+counts as unset, except where the empty text means something (``CORS_ALLOW_ORIGINS=``
+turns CORS off).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from service.solver.settings import SolverSettings
+
+T = TypeVar("T")
+
+Parser = Callable[[str, str], T]
+"""Reads the text of one variable; called with the variable's name (for the error) and its text."""
+
+# The solver never runs longer than this, whatever SOLVER_MAX_SECONDS asks, so that a
+# request always ends well inside gunicorn's worker timeout (deploy/gunicorn.conf.py checks).
+SOLVER_HARD_CAP_SECONDS = 30.0
+
+
+# --- parsers --------------------------------------------------------------------------------
+
+def bad_value(name: str, raw: str, expected: str) -> RuntimeError:
+    """The error of a variable whose text cannot be used; it names the variable."""
+    return RuntimeError(f"environment variable {name} must be {expected}, not {raw!r}")
+
+
+def whole_number(minimum: int) -> Parser[int]:
+    """A parser of whole numbers of at least ``minimum`` (``_`` separators allowed).
+
+    >>> whole_number(1)("TRIES", "5_000")
+    5000
+    >>> whole_number(1)("TRIES", "0")
+    Traceback (most recent call last):
+    RuntimeError: environment variable TRIES must be at least 1, not '0'
+    """
+    def parse(name: str, raw: str) -> int:
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise bad_value(name, raw, "a whole number") from None
+        if value < minimum:
+            raise bad_value(name, raw, f"at least {minimum}")
+        return value
+
+    return parse
+
+
+def seconds(*, zero_allowed: bool) -> Parser[float]:
+    """A parser of a number of seconds: positive, or at least 0 if ``zero_allowed``.
+
+    >>> seconds(zero_allowed=False)("BUDGET", "0.5")
+    0.5
+    >>> seconds(zero_allowed=False)("BUDGET", "soon")
+    Traceback (most recent call last):
+    RuntimeError: environment variable BUDGET must be a number of seconds, not 'soon'
+    """
+    def parse(name: str, raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise bad_value(name, raw, "a number of seconds") from None
+        if not (value >= 0 if zero_allowed else value > 0):  # also refuses NaN
+            raise bad_value(name, raw, "at least 0" if zero_allowed else "positive")
+        return value
+
+    return parse
+
+
+def text(name: str, raw: str) -> str:
+    """The text as it is (surrounding blanks removed)."""
+    return raw.strip()
+
+
+def lower_text(name: str, raw: str) -> str:
+    """The text in lower case (log levels)."""
+    return raw.strip().lower()
+
+
+def path(name: str, raw: str) -> Path:
+    """A file system path."""
+    return Path(raw.strip())
+
+
+def optional(parse: Parser[T]) -> Parser[T | None]:
+    """``parse``, or None for an empty text (a variable whose default is "none")."""
+    def parse_optional(name: str, raw: str) -> T | None:
+        return None if raw.strip() == "" else parse(name, raw)
+
+    return parse_optional
+
+
+def origins(name: str, raw: str) -> frozenset[str] | None:
+    """CORS origins: ``*`` (any), a comma-separated list, or empty (None: CORS off).
+
+    >>> sorted(origins("CORS_ALLOW_ORIGINS", "https://a.example, https://b.example/"))
+    ['https://a.example', 'https://b.example']
+    >>> origins("CORS_ALLOW_ORIGINS", "*")
+    frozenset({'*'})
+    >>> origins("CORS_ALLOW_ORIGINS", " ") is None
+    True
+    """
+    allowed = frozenset(o.strip().rstrip("/") for o in raw.split(",") if o.strip())
+    return allowed or None
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Variable(Generic[T]):
+    """One environment variable: its name, its default text and how its text is read."""
+
+    name: str
+    default: str  # the text that stands for the variable when it is unset (or blank)
+    parse: Parser[T]
+    # The README's words for a default that is not a value of its own ("available CPUs").
+    shown_default: str | None = None
+    # True where an empty text is a value (CORS off), not "unset".
+    blank_is_a_value: bool = False
+
+    def read(self, environ: Mapping[str, str]) -> T:
+        """The variable's value in ``environ``, or its default's."""
+        raw = environ.get(self.name)
+        if raw is None or (raw.strip() == "" and not self.blank_is_a_value):
+            raw = self.default
+        return self.parse(self.name, raw)
+
+    @property
+    def documented_default(self) -> str:
+        """The default as the README's table states it."""
+        return self.shown_default if self.shown_default is not None else self.default
+
+
+# The app: request size, proxies, CORS, static files, the ops endpoints.
+MAX_BODY_BYTES = Variable("MAX_BODY_BYTES", str(64 * 1024), whole_number(1))
+TRUSTED_PROXY_HOPS = Variable("TRUSTED_PROXY_HOPS", "0", whole_number(0))
+CORS_ALLOW_ORIGINS = Variable("CORS_ALLOW_ORIGINS", "*", origins, blank_is_a_value=True)
+CORS_MAX_AGE = Variable("CORS_MAX_AGE", "600", whole_number(0))
+WEB_ASSET_MAX_AGE = Variable("WEB_ASSET_MAX_AGE", "60", whole_number(0))
+# Both set by deploy/gunicorn.conf.py, for its workers, when the environment names none.
+DRAIN_FILE = Variable(
+    "DRAIN_FILE", "", optional(path), shown_default="none; $TMPDIR/patience-engine-<pid>/draining under gunicorn"
+)
+PROMETHEUS_MULTIPROC_DIR = Variable(
+    "PROMETHEUS_MULTIPROC_DIR", "", optional(path),
+    shown_default="none; $TMPDIR/patience-engine-<pid>/metrics under gunicorn",
+)
+
+# The solver's budgets (all capped by SOLVER_HARD_CAP_SECONDS through SOLVER_MAX_SECONDS).
+SOLVER_MAX_SECONDS = Variable("SOLVER_MAX_SECONDS", "10", seconds(zero_allowed=False))
+SOLVER_MAX_STATES = Variable("SOLVER_MAX_STATES", "1000000", whole_number(1))
+HINT_SECONDS = Variable("HINT_SECONDS", "1", seconds(zero_allowed=False))
+WINNABLE_DEAL_SECONDS = Variable("WINNABLE_DEAL_SECONDS", "2", seconds(zero_allowed=False))
+WINNABLE_DEAL_TRIES = Variable("WINNABLE_DEAL_TRIES", "10", whole_number(1))
+
+# gunicorn (deploy/gunicorn.conf.py).
+HOST = Variable("HOST", "127.0.0.1", text)
+PORT = Variable("PORT", "8000", whole_number(0))
+WEB_CONCURRENCY = Variable("WEB_CONCURRENCY", "", optional(whole_number(1)), shown_default="available CPUs")
+GUNICORN_THREADS = Variable("GUNICORN_THREADS", "4", whole_number(1))
+GUNICORN_TIMEOUT = Variable("GUNICORN_TIMEOUT", "60", whole_number(1))
+# An in-flight solve may finish during a graceful stop.
+GUNICORN_GRACEFUL_TIMEOUT = Variable("GUNICORN_GRACEFUL_TIMEOUT", str(int(SOLVER_HARD_CAP_SECONDS) + 5), whole_number(0))
+GUNICORN_KEEPALIVE = Variable("GUNICORN_KEEPALIVE", "5", whole_number(0))
+GUNICORN_MAX_REQUESTS = Variable("GUNICORN_MAX_REQUESTS", "10000", whole_number(0))
+GUNICORN_MAX_REQUESTS_JITTER = Variable("GUNICORN_MAX_REQUESTS_JITTER", "1000", whole_number(0))
+GUNICORN_DRAIN_SECONDS = Variable("GUNICORN_DRAIN_SECONDS", "5", seconds(zero_allowed=True))
+LOG_LEVEL = Variable("LOG_LEVEL", "info", lower_text)
+
+VARIABLES: tuple[Variable[Any], ...] = (
+    HOST, PORT, MAX_BODY_BYTES,
+    SOLVER_MAX_SECONDS, SOLVER_MAX_STATES, HINT_SECONDS, WINNABLE_DEAL_SECONDS, WINNABLE_DEAL_TRIES,
+    WEB_CONCURRENCY, GUNICORN_THREADS, GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_KEEPALIVE,
+    GUNICORN_MAX_REQUESTS, GUNICORN_MAX_REQUESTS_JITTER, GUNICORN_DRAIN_SECONDS, LOG_LEVEL,
+    PROMETHEUS_MULTIPROC_DIR, DRAIN_FILE,
+    CORS_ALLOW_ORIGINS, CORS_MAX_AGE, TRUSTED_PROXY_HOPS, WEB_ASSET_MAX_AGE,
+)
+"""Every variable, in the order of the README's table."""
+
+
+# --- the typed values -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HttpSettings:
+    max_body_bytes: int  # larger request bodies are refused (413)
+    trusted_proxy_hops: int  # proxies whose X-Forwarded-For/-Proto are believed (0: none)
+
+
+@dataclass(frozen=True)
+class CorsSettings:
+    allow_origins: frozenset[str] | None  # None: no CORS headers at all
+    max_age: int  # seconds a browser may cache a preflight answer
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    asset_max_age: int  # seconds browsers may cache the static files of /play and /docs
+
+
+@dataclass(frozen=True)
+class OpsSettings:
+    drain_file: Path | None  # /readyz answers 503 while this file exists
+    metrics_dir: Path | None  # prometheus_client's multiprocess directory (under gunicorn)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the app is configured with; one value, passed to ``create_app``."""
+
+    http: HttpSettings
+    cors: CorsSettings
+    web: WebSettings
+    ops: OpsSettings
+    solver: SolverSettings
+
+
+@dataclass(frozen=True)
+class GunicornSettings:
+    host: str
+    port: int
+    workers: int | None  # None: one per available CPU
+    threads: int
+    timeout: int
+    graceful_timeout: int
+    keepalive: int
+    max_requests: int
+    max_requests_jitter: int
+    drain_seconds: float
+    log_level: str
+
+
+def read_solver_settings(environ: Mapping[str, str]) -> SolverSettings:
+    """The solver's budgets; every time budget is capped by the largest one."""
+    max_seconds = min(SOLVER_MAX_SECONDS.read(environ), SOLVER_HARD_CAP_SECONDS)
+    return SolverSettings(
+        max_seconds=max_seconds,
+        max_states=SOLVER_MAX_STATES.read(environ),
+        hint_seconds=min(HINT_SECONDS.read(environ), max_seconds),
+        winnable_deal_seconds=min(WINNABLE_DEAL_SECONDS.read(environ), max_seconds),
+        winnable_deal_tries=WINNABLE_DEAL_TRIES.read(environ),
+    )
+
+
+def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The app's settings from ``environ`` (default: this process's environment)."""
+    env = os.environ if environ is None else environ
+    return Settings(
+        http=HttpSettings(max_body_bytes=MAX_BODY_BYTES.read(env), trusted_proxy_hops=TRUSTED_PROXY_HOPS.read(env)),
+        cors=CorsSettings(allow_origins=CORS_ALLOW_ORIGINS.read(env), max_age=CORS_MAX_AGE.read(env)),
+        web=WebSettings(asset_max_age=WEB_ASSET_MAX_AGE.read(env)),
+        ops=OpsSettings(drain_file=DRAIN_FILE.read(env), metrics_dir=PROMETHEUS_MULTIPROC_DIR.read(env)),
+        solver=read_solver_settings(env),
+    )
+
+
+def read_gunicorn_settings(environ: Mapping[str, str] | None = None) -> GunicornSettings:
+    """gunicorn's settings from ``environ`` (default: this process's environment)."""
+    env = os.environ if environ is None else environ
+    return GunicornSettings(
+        host=HOST.read(env),
+        port=PORT.read(env),
+        workers=WEB_CONCURRENCY.read(env),
+        threads=GUNICORN_THREADS.read(env),
+        timeout=GUNICORN_TIMEOUT.read(env),
+        graceful_timeout=GUNICORN_GRACEFUL_TIMEOUT.read(env),
+        keepalive=GUNICORN_KEEPALIVE.read(env),
+        max_requests=GUNICORN_MAX_REQUESTS.read(env),
+        max_requests_jitter=GUNICORN_MAX_REQUESTS_JITTER.read(env),
+        drain_seconds=GUNICORN_DRAIN_SECONDS.read(env),
+        log_level=LOG_LEVEL.read(env),
+    )

@@ -1,0 +1,219 @@
+"""The settings: one declaration (service/settings.py), the README's table that documents
+it, the parsers, and the app factory that receives the result."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import service.settings as settings_module
+from service.http import create_app
+from service.http.app_settings import settings_of
+from service.settings import (
+    SOLVER_HARD_CAP_SECONDS,
+    VARIABLES,
+    CorsSettings,
+    GunicornSettings,
+    HttpSettings,
+    OpsSettings,
+    Settings,
+    Variable,
+    WebSettings,
+    read_gunicorn_settings,
+    read_settings,
+)
+from service.solver import SolverSettings
+from tests.app_settings import settings_for_tests
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def readme_table() -> dict[str, str]:
+    """The README's configuration table: variable name -> default, as written (no backticks)."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, str] = {}
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        names_cell, default_cell, _meaning = (cell.strip() for cell in line.strip().strip("|").split("|"))
+        names = re.findall(r"`([A-Z0-9_]+)`", names_cell)
+        # One row for several variables has one quoted default each.
+        defaults = [default_cell.replace("`", "")] if len(names) == 1 else re.findall(r"`([^`]*)`", default_cell)
+        assert len(defaults) == len(names), line
+        for name, default in zip(names, defaults, strict=True):
+            assert name not in table, f"{name} has two rows"
+            table[name] = default
+    return table
+
+
+def haproxy_defaults() -> dict[str, str]:
+    """The variables deploy/haproxy.cfg reads, with the defaults it sets for them."""
+    text = (REPO / "deploy" / "haproxy.cfg").read_text()
+    return dict(re.findall(r'^\s*presetenv\s+(\w+)\s+"([^"]*)"', text, flags=re.MULTILINE))
+
+
+# --- the declaration and the README ---------------------------------------------------------
+
+def test_the_readme_table_lists_every_variable_with_its_default() -> None:
+    declared = {v.name: v.documented_default for v in VARIABLES}
+    assert readme_table() == {**declared, **haproxy_defaults()}
+
+
+def test_every_declared_variable_is_listed_once() -> None:
+    in_module = {v.name for v in vars(settings_module).values() if isinstance(v, Variable)}
+    names = [v.name for v in VARIABLES]
+    assert len(names) == len(set(names))
+    assert set(names) == in_module
+
+
+class RecordingEnvironment(dict[str, str]):
+    """An empty environment that notes every variable asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.append(key)
+        return super().get(key, default)
+
+
+def test_every_declared_variable_is_read_by_exactly_one_reader() -> None:
+    app_env, server_env = RecordingEnvironment(), RecordingEnvironment()
+    read_settings(app_env)
+    read_gunicorn_settings(server_env)
+    assert not set(app_env.asked) & set(server_env.asked)
+    assert sorted(app_env.asked + server_env.asked) == sorted(v.name for v in VARIABLES)
+
+
+def test_only_the_settings_module_reads_the_environment() -> None:
+    readers = re.compile(r"os\.environ|getenv|environ\.get")
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "service").rglob("*.py"))
+        if path != REPO / "service" / "settings.py" and readers.search(path.read_text())
+    ]
+    assert offenders == []
+    gunicorn_conf = (REPO / "deploy" / "gunicorn.conf.py").read_text()
+    assert not re.search(r"os\.environ\.get|os\.environ\[[\"']|getenv", gunicorn_conf)
+
+
+def deploy_environments() -> dict[str, dict[str, str]]:
+    """The environments the deploy files give the API: compose's and the Kubernetes
+    Deployment's (values from elsewhere, like the CPU limit, stand in as "1")."""
+    compose = yaml.safe_load((REPO / "deploy" / "compose.yaml").read_text())
+    envs = {f"compose:{name}": {k: str(v) for k, v in service.get("environment", {}).items()}
+            for name, service in compose["services"].items()}
+    for path in sorted((REPO / "deploy" / "k8s").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc["kind"] == "Deployment":
+                for container in doc["spec"]["template"]["spec"]["containers"]:
+                    envs[f"k8s:{container['name']}"] = {e["name"]: str(e.get("value", "1")) for e in container["env"]}
+    return envs
+
+
+@pytest.mark.parametrize("where", sorted(deploy_environments()))
+def test_the_deploy_files_set_only_declared_variables_to_readable_values(where: str) -> None:
+    environ = deploy_environments()[where]
+    assert set(environ) <= {v.name for v in VARIABLES} | set(haproxy_defaults())
+    read_settings(environ)
+    read_gunicorn_settings(environ)
+
+
+# --- the defaults ---------------------------------------------------------------------------
+
+def test_the_defaults() -> None:
+    assert read_settings({}) == Settings(
+        http=HttpSettings(max_body_bytes=65536, trusted_proxy_hops=0),
+        cors=CorsSettings(allow_origins=frozenset({"*"}), max_age=600),
+        web=WebSettings(asset_max_age=60),
+        ops=OpsSettings(drain_file=None, metrics_dir=None),
+        solver=SolverSettings(max_seconds=10.0, max_states=1_000_000, hint_seconds=1.0,
+                              winnable_deal_seconds=2.0, winnable_deal_tries=10),
+    )
+    assert read_gunicorn_settings({}) == GunicornSettings(
+        host="127.0.0.1", port=8000, workers=None, threads=4, timeout=60,
+        graceful_timeout=int(SOLVER_HARD_CAP_SECONDS) + 5, keepalive=5, max_requests=10000,
+        max_requests_jitter=1000, drain_seconds=5.0, log_level="info",
+    )
+
+
+def test_blank_means_unset_except_where_empty_is_a_value() -> None:
+    blank = {v.name: "  " for v in VARIABLES}
+    assert read_settings({**blank, "CORS_ALLOW_ORIGINS": "*"}) == read_settings({})
+    assert read_gunicorn_settings(blank) == read_gunicorn_settings({})
+    assert read_settings({"CORS_ALLOW_ORIGINS": ""}).cors.allow_origins is None
+
+
+def test_values_are_read_and_the_solver_budgets_capped() -> None:
+    s = read_settings({
+        "SOLVER_MAX_SECONDS": "600", "SOLVER_MAX_STATES": "5_000", "HINT_SECONDS": "45",
+        "WINNABLE_DEAL_SECONDS": "0.25", "DRAIN_FILE": "/run/x/draining",
+        "CORS_ALLOW_ORIGINS": "https://a.example/, https://b.example", "TRUSTED_PROXY_HOPS": "1",
+    })
+    assert s.solver.max_seconds == SOLVER_HARD_CAP_SECONDS and s.solver.hint_seconds == SOLVER_HARD_CAP_SECONDS
+    assert s.solver.max_states == 5000 and s.solver.winnable_deal_seconds == 0.25
+    assert s.ops.drain_file == Path("/run/x/draining")
+    assert s.cors.allow_origins == frozenset({"https://a.example", "https://b.example"})
+    assert s.http.trusted_proxy_hops == 1
+    capped = read_settings({"SOLVER_MAX_SECONDS": "3", "HINT_SECONDS": "5", "WINNABLE_DEAL_SECONDS": "4"}).solver
+    assert (capped.max_seconds, capped.hint_seconds, capped.winnable_deal_seconds) == (3, 3, 3)
+    g = read_gunicorn_settings({"WEB_CONCURRENCY": "3", "LOG_LEVEL": "DEBUG", "GUNICORN_DRAIN_SECONDS": "0"})
+    assert (g.workers, g.log_level, g.drain_seconds) == (3, "debug", 0.0)
+
+
+# --- the parsers ----------------------------------------------------------------------------
+
+BAD_VALUES = [
+    ("MAX_BODY_BYTES", "64k"), ("MAX_BODY_BYTES", "0"), ("TRUSTED_PROXY_HOPS", "-1"),
+    ("CORS_MAX_AGE", "ten"), ("WEB_ASSET_MAX_AGE", "1.5"),
+    ("SOLVER_MAX_SECONDS", "-1"), ("SOLVER_MAX_SECONDS", "0"), ("SOLVER_MAX_SECONDS", "nan"),
+    ("SOLVER_MAX_STATES", "0.5"), ("SOLVER_MAX_STATES", "0"), ("HINT_SECONDS", "soon"),
+    ("WINNABLE_DEAL_SECONDS", "2s"), ("WINNABLE_DEAL_TRIES", "many"),
+    ("PORT", "http"), ("WEB_CONCURRENCY", "0"), ("GUNICORN_THREADS", "four"), ("GUNICORN_TIMEOUT", "0"),
+    ("GUNICORN_GRACEFUL_TIMEOUT", "-5"), ("GUNICORN_KEEPALIVE", "x"), ("GUNICORN_MAX_REQUESTS", "1e4"),
+    ("GUNICORN_MAX_REQUESTS_JITTER", "-1"), ("GUNICORN_DRAIN_SECONDS", "-1"),
+]
+
+
+@pytest.mark.parametrize(("name", "raw"), BAD_VALUES)
+def test_a_bad_value_stops_the_start_naming_the_variable(name: str, raw: str) -> None:
+    environ = {name: raw}
+    with pytest.raises(RuntimeError, match=rf"environment variable {name} must be .*, not {re.escape(repr(raw))}"):
+        read_settings(environ)
+        read_gunicorn_settings(environ)  # the gunicorn variables: the app's reader ignores them
+
+
+def test_the_app_factory_refuses_a_bad_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WINNABLE_DEAL_TRIES", "lots")
+    with pytest.raises(RuntimeError, match="WINNABLE_DEAL_TRIES"):
+        create_app()
+
+
+# --- the app factory ------------------------------------------------------------------------
+
+def test_the_app_keeps_the_settings_it_is_given_and_sets_flask_config_from_them() -> None:
+    settings = settings_for_tests(MAX_BODY_BYTES="1000")
+    app = create_app(settings)
+    assert settings_of(app) is settings
+    assert app.config["MAX_CONTENT_LENGTH"] == 1000
+    r = app.test_client().post("/v1/games/penguin/deals", data=b"{" + b" " * 1000 + b"}",
+                               content_type="application/json")
+    assert r.status_code == 413
+
+
+def test_without_settings_the_app_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAX_BODY_BYTES", "2048")
+    monkeypatch.setenv("HINT_SECONDS", "0.25")
+    settings = settings_of(create_app())
+    assert settings.http.max_body_bytes == 2048 and settings.solver.hint_seconds == 0.25
+
+
+def test_the_test_settings_keep_searches_short() -> None:
+    solver = settings_for_tests().solver
+    assert solver.max_seconds <= 2 and solver.hint_seconds <= 0.5 and solver.winnable_deal_tries <= 3
