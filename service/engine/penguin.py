@@ -21,9 +21,22 @@ and the rank below it 12; building down in suit means relative rank minus one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from .cards import ACE, ALL_RANKS, Card, card_name, full_suit_deck, rank_name
+from .cards import (
+    ACE,
+    ALL_RANKS,
+    CARD_SLOTS,
+    RANK_OF,
+    Card,
+    card_name,
+    full_suit_deck,
+    next_in_suit,
+    rank_below,
+    rank_name,
+    rank_of,
+)
 from .core import (
     Action,
     Event,
@@ -31,6 +44,7 @@ from .core import (
     Game,
     Move,
     OptionSpec,
+    Pile,
     PileGroup,
     Problem,
     Rejection,
@@ -41,10 +55,18 @@ from .shuffle import pysol_shuffle
 
 TABLEAU_PILES = 7
 FOUNDATIONS = 4
+DECK_SIZE = 52
+BASE_CARDS_DEALT = 3  # the beak deal's base cards, on the first three foundations
 
 
 class PenguinFamily(Game):
-    """One engine for every Penguin-shaped game; subclasses only choose defaults."""
+    """One engine for every Penguin-shaped game; subclasses only choose defaults.
+
+    The move rule is stated once: :meth:`why_illegal` and the parts it reads
+    (:meth:`tableau_parent`, :meth:`foundation_takes`, :meth:`empty_pile_takes`,
+    :meth:`run_length`, :meth:`run_limit`). :meth:`is_legal` is that rule as a yes or
+    no; :meth:`legal_moves` is its fast path, reading the same parts as tables, and a
+    test checks it against the rule move by move."""
 
     defaults: ClassVar[dict[str, Any]]
     autoplay_rule = (
@@ -100,10 +122,11 @@ class PenguinFamily(Game):
         self.runs: str = opts["runs"]
         self.any_empty: bool = opts["empty_pile"] == "any"
         super().__post_init__()
-        self.F = range(0, FOUNDATIONS)
-        self.C = range(FOUNDATIONS, FOUNDATIONS + self.ncells)
-        self.T = range(FOUNDATIONS + self.ncells, FOUNDATIONS + self.ncells + TABLEAU_PILES)
+        self.F = self.group_range("foundation")
+        self.T = self.group_range("tableau")
+        self.C = range(self.F.stop, self.T.start)  # the cells, between the two (maybe none)
         self.max_dealt = 7 if self.beak else 8
+        self._card_tables()
 
     def make_groups(self) -> tuple[PileGroup, ...]:
         groups = [
@@ -130,8 +153,8 @@ class PenguinFamily(Game):
         """The foundations' base rank: the beak's rank (the first foundation's bottom
         card, which never moves) or Ace."""
         if self.beak:
-            f0 = state.piles[0]
-            return f0[0] & 15 if f0 else ACE
+            f0 = state.piles[self.F.start]
+            return rank_of(f0[0]) if f0 else ACE
         return ACE
 
     # --- the deal ------------------------------------------------------------------
@@ -143,11 +166,11 @@ class PenguinFamily(Game):
             # PySolFC's hook puts the four cards of the first card's rank on top of the
             # talon in their shuffled order; the first three dealt go to foundations
             # 0-2 and the deepest of the four is the beak (docs/pysolfc-deals.md).
-            beak_rank = talon[-1] & 15
-            same = [c for c in talon if c & 15 == beak_rank]
-            rest = [c for c in talon if c & 15 != beak_rank]
+            beak_rank = rank_of(talon[-1])
+            same = [c for c in talon if rank_of(c) == beak_rank]
+            rest = [c for c in talon if rank_of(c) != beak_rank]
             talon = rest + same
-            for f in range(3):
+            for f in self.F[:BASE_CARDS_DEALT]:
                 piles[f].append(talon.pop())
             piles[tab[0]].append(talon.pop())  # the beak
             for i in range(1, TABLEAU_PILES):
@@ -164,119 +187,210 @@ class PenguinFamily(Game):
         assert not talon
         return State(tuple(tuple(p) for p in piles), (), deal)
 
-    # --- moves ---------------------------------------------------------------------
-    def _run_length(self, pile: tuple[Card, ...], base: int) -> int:
-        """Length of the suit run descending (relative rank) to the top of ``pile``."""
+    # --- the move rule, each part stated once -------------------------------------
+    # legal_moves (the fast path), is_legal, why_illegal, autoplay and the solver's
+    # plug-in all read these; tests/rules/test_penguin_move_rule.py checks the fast paths
+    # against why_illegal on every (source, destination, count) of many positions.
+    @staticmethod
+    def relative_rank(card: Card, base: int) -> int:
+        """0 for the base rank, 12 for the rank just below it: the order the family builds in."""
+        return (rank_of(card) - base) % 13
+
+    @staticmethod
+    def tableau_parent(card: Card, base: int) -> Card | None:
+        """The one tableau card ``card`` may go on: the same suit, one relative rank
+        higher. None for the rank just below the base: its parent would be a base-rank
+        card, and nothing is built on one."""
+        return None if rank_of(card) == rank_below(base) else next_in_suit(card)
+
+    @staticmethod
+    def foundation_wants(pile: Sequence[Card]) -> Card | None:
+        """The card a started foundation takes next; None once it holds all 13."""
+        return next_in_suit(pile[-1]) if len(pile) < 13 else None
+
+    def foundation_takes(self, pile: Sequence[Card], card: Card, base: int) -> bool:
+        """An empty foundation takes a base-rank card, a started one its next card."""
+        return rank_of(card) == base if not pile else card == self.foundation_wants(pile)
+
+    def empty_pile_takes(self, card: Card, base: int) -> bool:
+        """Whether an empty tableau pile takes ``card`` as the bottom card of what moves."""
+        return self.any_empty or rank_of(card) == rank_below(base)
+
+    def run_length(self, pile: Sequence[Card], base: int) -> int:
+        """How many cards at the top of a (non-empty) pile form a run, each on its
+        tableau parent: only a run moves as a unit."""
+        parent = self._parents[base]
         n = len(pile)
         k = 1
-        while k < n:
-            upper, lower = pile[n - k], pile[n - k - 1]
-            if upper >> 4 != lower >> 4 or ((lower & 15) - (upper & 15)) % 13 != 1:
-                break
-            if (lower & 15) == base:  # nothing is built on a base-rank card
-                break
+        while k < n and parent[pile[n - k]] == pile[n - k - 1]:
             k += 1
         return k
 
-    def run_limits(self, free_cells: int, empty_piles: int) -> tuple[int, int]:
-        """How many cards may move at once onto a tableau card, and into an empty pile
-        (the free-cell limit does not count the empty pile moved into)."""
-        if self.runs == "free-cell-limit":
-            return (free_cells + 1) << empty_piles, (free_cells + 1) << max(empty_piles - 1, 0)
-        if self.runs == "single":
-            return 1, 1
-        return 52, 52
-
-    def is_legal(self, state: State, move: Move) -> bool:
-        """The rules of :meth:`legal_moves` for one move, without listing the others."""
-        if move.action != Action.MOVE:
-            return False
-        piles = state.piles
-        s, d, k = move.src, move.dst, move.count
-        if not (0 <= s < len(piles) and 0 <= d < len(piles)) or s == d:
-            return False
-        sp = piles[s]
-        kind_s, kind_d = self.group_of[s], self.group_of[d]
-        if not sp or k < 1 or k > len(sp) or kind_s == "foundation":
-            return False
-        base = self.base_rank(state)
-        card = sp[-k]  # the bottom card of what moves
-        if kind_d == "foundation":
-            if k != 1:
-                return False
-            fp = piles[d]
-            if not fp:
-                return card & 15 == base
-            top = fp[-1]
-            return len(fp) < 13 and card == (top & 0xF0) | ((top & 15) % 13 + 1)
-        if kind_d == "cell":
-            return kind_s == "tableau" and k == 1 and not piles[d]
-        # onto the tableau
-        run = 1 if kind_s == "cell" else self._run_length(sp, base)
-        if k > run:
-            return False
-        free = sum(1 for c in self.C if not piles[c])
-        empty = sum(1 for t in self.T if not piles[t])
-        tp = piles[d]
-        if tp:
-            top = tp[-1]
-            if top & 15 == base or top != (card & 0xF0) | ((card & 15) % 13 + 1):
-                return False
-            return k <= self.run_limits(free, empty)[0]
-        if kind_s == "tableau" and k == len(sp):
-            return False  # a whole pile into an empty one changes nothing
-        if not (self.any_empty or card & 15 == (base - 2) % 13 + 1):
-            return False
-        return k <= self.run_limits(free, empty)[1]
-
-    def _foundation_targets(self, piles: tuple[tuple[Card, ...], ...], card: Card, base: int) -> list[int]:
-        out = []
-        for f in self.F:
-            fp = piles[f]
-            if not fp:
-                if card & 15 == base:
-                    out.append(f)
-            else:
-                top = fp[-1]
-                if top >> 4 == card >> 4 and ((card & 15) - (top & 15)) % 13 == 1 and len(fp) < 13:
-                    out.append(f)
-        return out
-
-    def _run_limit(self, free_cells: int, empty_piles: int, dst_empty: bool) -> int:
+    def run_limit(self, free_cells: int, empty_piles: int, into_empty: bool) -> int:
+        """The most cards one move may carry (option ``runs``). The free-cell limit is
+        what could move one card at a time through the free cells and empty piles; an
+        empty destination is not one of them."""
         if self.runs == "single":
             return 1
         if self.runs == "whole":
-            return 52
-        return (free_cells + 1) << (empty_piles - (1 if dst_empty else 0))
+            return DECK_SIZE
+        return (free_cells + 1) << max(empty_piles - into_empty, 0)
 
-    def legal_moves(self, state: State) -> list[Move]:
-        """Every legal move, each target separately.
+    def run_limits(self, free_cells: int, empty_piles: int) -> tuple[int, int]:
+        """:meth:`run_limit` onto a tableau card and into an empty pile."""
+        return self.run_limit(free_cells, empty_piles, False), self.run_limit(free_cells, empty_piles, True)
 
-        One deck: every card is unique, so a card's parent (the card it may go on) and
-        its foundation are found by dictionary lookups instead of pairing piles.
-        """
-        piles = state.piles
+    def _card_tables(self) -> None:
+        """The rules that depend on the base rank as tables indexed by card, one per base
+        rank: the inner loops (:meth:`legal_moves`, :meth:`run_length`, the solver's
+        plug-in) look a card up instead of calling the rule. -1 / False for non-cards."""
+        cards = range(CARD_SLOTS)
+        self._parents: dict[int, tuple[int, ...]] = {}
+        self._empty_takes: dict[int, tuple[bool, ...]] = {}
+        for base in ALL_RANKS:
+            parents = [self.tableau_parent(c, base) if RANK_OF[c] > 0 else None for c in cards]
+            self._parents[base] = tuple(-1 if p is None else p for p in parents)
+            self._empty_takes[base] = tuple(RANK_OF[c] > 0 and self.empty_pile_takes(c, base) for c in cards)
+
+    def parent_table(self, base: int) -> tuple[int, ...]:
+        """:meth:`tableau_parent` of every card (-1 for none), indexed by card."""
+        return self._parents[base]
+
+    def empty_pile_table(self, base: int) -> tuple[bool, ...]:
+        """:meth:`empty_pile_takes` of every card, indexed by card."""
+        return self._empty_takes[base]
+
+    def is_legal(self, state: State, move: Move) -> bool:
+        """:meth:`why_illegal` as a yes or no, after the checks every game shares."""
+        if move.action != Action.MOVE:
+            return False
+        n = len(state.piles)
+        s, d, k = move.src, move.dst, move.count
+        if not (0 <= s < n and 0 <= d < n) or s == d or not 1 <= k <= len(state.piles[s]):
+            return False
+        return self.why_illegal(state, move) is None
+
+    def why_illegal(self, state: State, move: Move) -> Rejection | None:
+        """The family's move rule: None when ``move`` is legal, else the rule it breaks
+        (the checks every game shares passed: both piles exist and differ, the source
+        holds ``move.count`` cards)."""
         base = self.base_rank(state)
-        below_base = (base - 2) % 13 + 1  # rank just below base (King for Ace)
-        home: dict[Card, int] = {}  # next card of a foundation -> that foundation
+        src_group, dst_group = self.group_of[move.src], self.group_of[move.dst]
+        if src_group == "foundation":
+            return Rejection("foundation-cards-stay", "a card on a foundation never moves again")
+        card = state.piles[move.src][-move.count]  # the bottom card of what moves
+        dst = state.piles[move.dst]
+        if dst_group == "foundation":
+            return self._foundation_refusal(dst, card, move.count, base)
+        if dst_group == "cell":
+            return self._cell_refusal(move, src_group, dst)
+        return self._tableau_refusal(state, move, src_group, base)
+
+    def _foundation_refusal(self, pile: Pile, card: Card, count: int, base: int) -> Rejection | None:
+        if count != 1:
+            return Rejection("foundation-one-card", "cards go to a foundation one at a time")
+        if self.foundation_takes(pile, card, base):
+            return None
+        if not pile:
+            return Rejection(
+                "foundation-base",
+                f"an empty foundation takes only a {rank_name(base)}, not the {card_name(card)}",
+            )
+        return Rejection(
+            "foundation-builds-up-in-suit",
+            f"foundations build up in suit by one: the {card_name(card)} does not go on "
+            f"the {card_name(pile[-1])}",
+        )
+
+    def _cell_refusal(self, move: Move, src_group: str, cell: Pile) -> Rejection | None:
+        if src_group == "cell":
+            return Rejection("cell-to-cell", "a card never moves from one cell to another")
+        if move.count != 1:
+            return Rejection("cell-one-card", "a cell holds one card: move one card at a time")
+        if cell:
+            return Rejection("cell-occupied", f"{self.ref(move.dst)} already holds a card")
+        return None
+
+    def _tableau_refusal(self, state: State, move: Move, src_group: str, base: int) -> Rejection | None:
+        piles = state.piles
+        sp, tp = piles[move.src], piles[move.dst]
+        card = sp[-move.count]
+        if move.count > 1:
+            if move.count > self.run_length(sp, base):
+                return Rejection(
+                    "run-not-in-suit",
+                    f"only a run (same suit, descending by one) moves as a unit; the top "
+                    f"{move.count} cards of {self.ref(move.src)} are not one",
+                )
+            if self.runs == "single":
+                return Rejection("one-card-at-a-time", f"in {self.name} only one card moves at a time")
+            free = sum(1 for c in self.C if not piles[c])
+            empty = sum(1 for t in self.T if not piles[t])
+            limit = self.run_limit(free, empty, not tp)
+            if move.count > limit:
+                return Rejection(
+                    "run-too-long",
+                    f"with {free} free cell(s) and {empty} empty pile(s) at most {limit} card(s) "
+                    f"can move to {self.ref(move.dst)}",
+                )
+        if tp:
+            if tp[-1] == self.tableau_parent(card, base):
+                return None
+            return Rejection(
+                "tableau-builds-down-in-suit",
+                f"the tableau builds down in suit by one: the {card_name(card)} does not go on "
+                f"the {card_name(tp[-1])}",
+            )
+        if not self.empty_pile_takes(card, base):
+            return Rejection(
+                "empty-pile-takes-below-base",
+                f"an empty tableau pile takes only a {rank_name(rank_below(base))} "
+                f"(or a run starting with one), not the {card_name(card)}",
+            )
+        if src_group == "tableau" and move.count == len(sp):
+            return Rejection("pointless-move", "moving a whole pile into an empty pile changes nothing")
+        return None
+
+    def _foundation_targets(self, piles: tuple[Pile, ...], card: Card, base: int) -> list[int]:
+        return [f for f in self.F if self.foundation_takes(piles[f], card, base)]
+
+    def _destinations(self, piles: tuple[Pile, ...]) -> tuple[dict[Card, int], list[int], dict[Card, int], list[int]]:
+        """For :meth:`legal_moves`: the next card of each started foundation (-> that
+        foundation), the empty foundations, the top card of each tableau pile (-> that
+        pile) and the empty tableau piles."""
+        home: dict[Card, int] = {}
         open_foundations: list[int] = []
         for f in self.F:
             fp = piles[f]
             if not fp:
                 open_foundations.append(f)
-            elif len(fp) < 13:
-                top = fp[-1]
-                home[(top & 0xF0) | ((top & 15) % 13 + 1)] = f
-        takes: dict[Card, int] = {}  # top card of a tableau pile -> that pile
+            else:
+                wanted = self.foundation_wants(fp)
+                if wanted is not None:
+                    home[wanted] = f
+        takes: dict[Card, int] = {}
         empty: list[int] = []
         for t in self.T:
             tp = piles[t]
-            if not tp:
-                empty.append(t)
-            elif tp[-1] & 15 != base:  # nothing is built on a base-rank card
+            if tp:
                 takes[tp[-1]] = t
+            else:
+                empty.append(t)
+        return home, open_foundations, takes, empty
+
+    def legal_moves(self, state: State) -> list[Move]:
+        """Every legal move, each target separately: the fast path of
+        :meth:`why_illegal`, with the same rules.
+
+        One deck: every card is unique, so a card's tableau parent and its foundation
+        are found by dictionary lookups instead of pairing piles.
+        """
+        piles = state.piles
+        base = self.base_rank(state)
+        parent = self._parents[base]
+        empty_takes = self._empty_takes[base]
+        home, open_foundations, takes, empty = self._destinations(piles)
         free = [c for c in self.C if not piles[c]]
-        any_empty = self.any_empty
         MOVE = Action.MOVE
         moves: list[Move] = []
 
@@ -284,7 +398,7 @@ class PenguinFamily(Game):
             f = home.get(card)
             if f is not None:
                 moves.append(Move(MOVE, src, f, 1))
-            elif card & 15 == base:
+            elif RANK_OF[card] == base:  # an empty foundation takes a base-rank card
                 moves.extend(Move(MOVE, src, f, 1) for f in open_foundations)
 
         # Cells: to a foundation or the tableau, never to another cell.
@@ -293,10 +407,10 @@ class PenguinFamily(Game):
                 continue
             card = piles[c][0]
             to_foundations(c, card)
-            onto = takes.get((card & 0xF0) | ((card & 15) % 13 + 1))
+            onto = takes.get(parent[card])
             if onto is not None:
                 moves.append(Move(MOVE, c, onto, 1))
-            if any_empty or card & 15 == below_base:
+            if empty_takes[card]:
                 moves.extend(Move(MOVE, c, t, 1) for t in empty)
         limit_onto, limit_empty = self.run_limits(len(free), len(empty))
         for s in self.T:
@@ -304,19 +418,17 @@ class PenguinFamily(Game):
             if not sp:
                 continue
             n = len(sp)
-            card = sp[-1]
-            to_foundations(s, card)
+            to_foundations(s, sp[-1])
             moves.extend(Move(MOVE, s, c, 1) for c in free)
-            run = self._run_length(sp, base) if limit_onto > 1 else 1
+            run = self.run_length(sp, base) if limit_onto > 1 else 1
             for k in range(1, min(run, limit_onto) + 1):
-                bottom = sp[n - k]
-                onto = takes.get((bottom & 0xF0) | ((bottom & 15) % 13 + 1))
+                onto = takes.get(parent[sp[n - k]])
                 if onto is not None and onto != s:
                     moves.append(Move(MOVE, s, onto, k))
             if empty:
                 # k == n would move a whole pile into an empty one: it changes nothing
                 for k in range(1, min(run, limit_empty, n - 1) + 1):
-                    if any_empty or sp[n - k] & 15 == below_base:
+                    if empty_takes[sp[n - k]]:
                         moves.extend(Move(MOVE, s, t, k) for t in empty)
         return moves
 
@@ -328,8 +440,7 @@ class PenguinFamily(Game):
         return new
 
     def is_won(self, state: State) -> bool:
-        p = state.piles
-        return len(p[0]) + len(p[1]) + len(p[2]) + len(p[3]) == 52
+        return sum(map(len, state.piles[self.F.start : self.F.stop])) == DECK_SIZE
 
     def autoplay_move(self, state: State) -> Move | None:
         base = self.base_rank(state)
@@ -341,80 +452,12 @@ class PenguinFamily(Game):
                     return Move(Action.MOVE, s, targets[0], 1)
         return None
 
-    # --- why a move is illegal ---------------------------------------------------
-    def why_illegal(self, state: State, move: Move) -> Rejection | None:
-        piles = state.piles
-        base = self.base_rank(state)
-        below_base = (base - 2) % 13 + 1
-        group_src, group_dst = self.group_of[move.src], self.group_of[move.dst]
-        sp = piles[move.src]
-        moving = sp[-move.count :]
-        card = moving[0]
-        if group_src == "foundation":
-            return Rejection("foundation-cards-stay", "a card on a foundation never moves again")
-        if group_dst == "foundation":
-            if move.count != 1:
-                return Rejection("foundation-one-card", "cards go to a foundation one at a time")
-            fp = piles[move.dst]
-            if not fp:
-                return Rejection(
-                    "foundation-base",
-                    f"an empty foundation takes only a {rank_name(base)}, not the {card_name(card)}",
-                )
-            return Rejection(
-                "foundation-builds-up-in-suit",
-                f"foundations build up in suit by one: the {card_name(card)} does not go on "
-                f"the {card_name(fp[-1])}",
-            )
-        if group_dst == "cell":
-            if group_src == "cell":
-                return Rejection("cell-to-cell", "a card never moves from one cell to another")
-            if move.count != 1:
-                return Rejection("cell-one-card", "a cell holds one card: move one card at a time")
-            return Rejection("cell-occupied", f"{self.ref(move.dst)} already holds a card")
-        # destination: tableau
-        if move.count > 1:
-            run = self._run_length(sp, base)
-            if move.count > run:
-                return Rejection(
-                    "run-not-in-suit",
-                    f"only a run (same suit, descending by one) moves as a unit; the top "
-                    f"{move.count} cards of {self.ref(move.src)} are not one",
-                )
-            if self.runs == "single":
-                return Rejection("one-card-at-a-time", f"in {self.name} only one card moves at a time")
-            free = sum(1 for c in self.C if not piles[c])
-            empty = sum(1 for t in self.T if not piles[t])
-            limit = self._run_limit(free, empty, not piles[move.dst])
-            if move.count > limit:
-                return Rejection(
-                    "run-too-long",
-                    f"with {free} free cell(s) and {empty} empty pile(s) at most {limit} card(s) "
-                    f"can move to {self.ref(move.dst)}",
-                )
-        tp = piles[move.dst]
-        if not tp:
-            if self.any_empty or card & 15 == below_base:
-                return Rejection(
-                    "pointless-move", "moving a whole pile into an empty pile changes nothing"
-                )
-            return Rejection(
-                "empty-pile-takes-below-base",
-                f"an empty tableau pile takes only a {rank_name(below_base)} "
-                f"(or a run starting with one), not the {card_name(card)}",
-            )
-        return Rejection(
-            "tableau-builds-down-in-suit",
-            f"the tableau builds down in suit by one: the {card_name(card)} does not go on "
-            f"the {card_name(tp[-1])}",
-        )
-
     # --- validation --------------------------------------------------------------
     def validate_piles(self, state: State) -> list[Problem]:
         problems: list[Problem] = []
         piles = state.piles
         if self.beak:
-            for f in range(3):
+            for f in self.F[:BASE_CARDS_DEALT]:
                 if not piles[f]:
                     problems.append(
                         Problem(
@@ -429,14 +472,13 @@ class PenguinFamily(Game):
             fp = piles[f]
             if not fp:
                 continue
-            if fp[0] & 15 != base:
+            if rank_of(fp[0]) != base:
                 problems.append(
                     Problem(self.pointer(f, 0), f"a foundation starts with a {rank_name(base)}")
                 )
                 continue
             for i in range(1, len(fp)):
-                a, b = fp[i - 1], fp[i]
-                if a >> 4 != b >> 4 or ((b & 15) - (a & 15)) % 13 != 1:
+                if fp[i] != next_in_suit(fp[i - 1]):
                     problems.append(
                         Problem(self.pointer(f, i), "foundations build up in suit by one")
                     )
