@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import random
 
-from service.engine.cards import parse_card, rank_above, rank_below, rank_of
+from service.engine.cards import (
+    ACE,
+    ALL_CARDS,
+    ALL_RANKS,
+    make_card,
+    next_in_suit,
+    parse_card,
+    rank_above,
+    rank_below,
+    rank_of,
+)
 from service.engine.core import Action, Game, Move, State
+from service.engine.penguin import PenguinFamily
 
 
 def position(game: Game, counters: tuple[int, ...] = (), deal: int = 1, **groups: list[str]) -> State:
@@ -72,3 +83,35 @@ def grow_stars(rng: random.Random, pool: list[int], stars: list[list[int]], unti
         star, c = rng.choice(moves)
         pool.remove(c)
         star.append(c)
+
+
+def built_position(game: PenguinFamily, rng: random.Random) -> State:
+    """A made-up position with everything the rule distinguishes: foundations built to
+    random heights from a random base (Ace for the Pelican deal), some cards in the
+    cells, the rest laid on the piles in runs of 1-10 cards (each card on its tableau
+    parent), some piles left empty. It holds the whole deck, but need not be reachable."""
+    base = rng.choice(ALL_RANKS) if game.beak else ACE
+    child = {p: c for c in ALL_CARDS if (p := game.tableau_parent(c, base)) is not None}
+    piles: list[list[int]] = [[] for _ in game.pile_refs]
+    for f, suit in zip(game.F, rng.sample(range(4), 4), strict=True):
+        start = make_card(base, suit)
+        for _ in range(rng.randint(1 if game.beak and f == game.F[0] else 0, 12)):
+            piles[f].append(next_in_suit(piles[f][-1]) if piles[f] else start)
+    rest = [c for c in ALL_CARDS if all(c not in piles[f] for f in game.F)]
+    rng.shuffle(rest)
+    fill = rng.random()
+    for cell in game.C:
+        if rest and rng.random() < fill:
+            piles[cell].append(rest.pop())
+    used = rng.sample(list(game.T), rng.randint(3, len(game.T)))
+    left = set(rest)
+    for c in rest:
+        if c not in left:
+            continue
+        run = [c]
+        length = rng.randint(1, 10)
+        while len(run) < length and child.get(run[-1]) in left - set(run):
+            run.append(child[run[-1]])
+        left -= set(run)
+        piles[rng.choice(used)].extend(run)
+    return State(tuple(tuple(p) for p in piles), (), 1)

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from service.engine.cards import ACE, ALL_CARDS, ALL_RANKS, CARD_SLOTS, make_card, next_in_suit, rank_of, suit_of
+from service.engine.cards import ALL_CARDS, ALL_RANKS, CARD_SLOTS, rank_of, suit_of
 from service.engine.core import Action, Move, State
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import get_game
 from service.solver.plugins.penguin import RUN, RUN_BOTTOM, PenguinStrategy
+from tests.helpers import built_position
 
 # (game id, options): the five presets, then mixes no preset uses
 MIXES: list[tuple[str, dict[str, Any]]] = [
@@ -54,38 +55,6 @@ def playout_positions(game: PenguinFamily, rng: random.Random, deals: int, steps
                 break
             eager = [m for m in moves if m.dst in game.F or m.count == len(state.piles[m.src])]
             state = game.apply(state, rng.choice(eager if eager and rng.random() < 0.5 else moves))
-
-
-def built_position(game: PenguinFamily, rng: random.Random) -> State:
-    """A made-up position with everything the rule distinguishes: foundations built to
-    random heights from a random base (Ace for the Pelican deal), some cards in the
-    cells, the rest laid on the piles in runs of 1-10 cards (each card on its tableau
-    parent), some piles left empty. It holds the whole deck, but need not be reachable."""
-    base = rng.choice(ALL_RANKS) if game.beak else ACE
-    child = {p: c for c in ALL_CARDS if (p := game.tableau_parent(c, base)) is not None}
-    piles: list[list[int]] = [[] for _ in game.pile_refs]
-    for f, suit in zip(game.F, rng.sample(range(4), 4), strict=True):
-        start = make_card(base, suit)
-        for _ in range(rng.randint(1 if game.beak and f == game.F[0] else 0, 12)):
-            piles[f].append(next_in_suit(piles[f][-1]) if piles[f] else start)
-    rest = [c for c in ALL_CARDS if all(c not in piles[f] for f in game.F)]
-    rng.shuffle(rest)
-    fill = rng.random()
-    for cell in game.C:
-        if rest and rng.random() < fill:
-            piles[cell].append(rest.pop())
-    used = rng.sample(list(game.T), rng.randint(3, len(game.T)))
-    left = set(rest)
-    for c in rest:
-        if c not in left:
-            continue
-        run = [c]
-        length = rng.randint(1, 10)
-        while len(run) < length and child.get(run[-1]) in left - set(run):
-            run.append(child[run[-1]])
-        left -= set(run)
-        piles[rng.choice(used)].extend(run)
-    return State(tuple(tuple(p) for p in piles), (), 1)
 
 
 def positions(game: PenguinFamily, rng: random.Random, built: int) -> Iterator[State]:

@@ -5,7 +5,7 @@ canonical key merges exactly the positions that differ only by the order of the 
 and of the tableau piles, and the digging macro ends where its moves say.
 
 Positions are the nodes a real search expands (five presets, a few deals each) and
-made-up positions with runs, spaces and full cells (tests/rules/test_penguin_move_rule.py)."""
+made-up positions with runs, spaces and full cells (tests/helpers.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from service.engine.penguin import PenguinFamily
 from service.engine.registry import get_game
 from service.solver.plugins.penguin import DIG, INTO_CELLS, PenguinStrategy, Piles
 from service.solver.search import Child, Limits, MoveLike, solve
-from tests.rules.test_penguin_move_rule import built_position
+from tests.helpers import built_position
 
 FAMILY = ["penguin", "penguin-ii", "opus", "pelican", "penguin-freecell-moves"]
 
