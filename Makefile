@@ -40,6 +40,7 @@ bench: venv
 	$(PY) -m bench.http_load_bench
 	$(PY) -m bench.solver_bench
 	$(PY) -m bench.position_cost
+	$(PY) -m bench.solve_contention_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -32,10 +32,12 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
+from service.run_dirs import remove_stale_run_dirs, run_dir
 from service.settings import (
     DRAIN_FILE,
     PROMETHEUS_MULTIPROC_DIR,
     Variable,
+    check_searches_leave_threads,
     read_gunicorn_settings,
     read_settings,
 )
@@ -54,8 +56,12 @@ solver_budget = read_settings().solver.max_seconds  # never above the solver's h
 
 bind = f"{server_settings.host}:{server_settings.port}"
 workers = server_settings.workers or _cpu_count()
-worker_class = "gthread"
+# gthread's threads, but a thread gets a connection only once its request is whole (read in
+# the worker's main loop, bounded by MAX_BODY_BYTES and REQUEST_READ_SECONDS): slow or
+# half-sent requests cost a socket and a small buffer, never a thread.
+worker_class = "service.gunicorn_worker.WholeRequestWorker"
 threads = server_settings.threads
+worker_connections = server_settings.worker_connections
 # A worker that does not report for `timeout` seconds is killed: it must outlast the
 # longest solve, or a legitimate request ends as a 502 at the balancer.
 timeout = server_settings.timeout
@@ -69,6 +75,7 @@ proc_name = "patience-engine"
 if os.path.isdir("/dev/shm"):
     worker_tmp_dir = "/dev/shm"  # heartbeat files: never on a slow or overlay disk
 
+check_searches_leave_threads(read_settings().solver, threads)
 if timeout <= solver_budget + 5:
     raise RuntimeError(
         f"GUNICORN_TIMEOUT={timeout} must exceed the solver's largest budget ({solver_budget:g} s) "
@@ -88,7 +95,7 @@ def _runtime_path(variable: Variable[Path | None], default: Path) -> Path:
 
 # Per-server runtime files, unless the environment names its own: the metrics of every
 # worker (prometheus_client's multiprocess mode) and the drain flag that /readyz reads.
-RUN_DIR = Path(tempfile.gettempdir()) / f"patience-engine-{os.getpid()}"
+RUN_DIR = run_dir(Path(tempfile.gettempdir()), os.getpid())
 METRICS_DIR = _runtime_path(PROMETHEUS_MULTIPROC_DIR, RUN_DIR / "metrics")
 DRAIN_PATH = _runtime_path(DRAIN_FILE, RUN_DIR / "draining")
 control_socket = str(RUN_DIR / "gunicorn.ctl")  # not one per user: several servers may share a host
@@ -142,7 +149,10 @@ logconfig_dict: dict[str, Any] = {
 
 
 def on_starting(server: Any) -> None:
-    """Start clean: no metrics of an earlier run, not draining."""
+    """Start clean: no metrics of an earlier run, not draining, and no runtime folder left
+    by a killed server (one whose pid no longer runs gunicorn)."""
+    for folder in remove_stale_run_dirs(RUN_DIR.parent, os.getpid()):
+        server.log.info("removed %s, left by a server that no longer runs", folder)
     shutil.rmtree(METRICS_DIR, ignore_errors=True)
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
     DRAIN_PATH.parent.mkdir(parents=True, exist_ok=True)

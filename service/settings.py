@@ -170,6 +170,10 @@ SOLVER_MAX_STATES = Variable("SOLVER_MAX_STATES", "1000000", whole_number(1))
 HINT_SECONDS = Variable("HINT_SECONDS", "1", seconds(zero_allowed=False))
 WINNABLE_DEAL_SECONDS = Variable("WINNABLE_DEAL_SECONDS", "2", seconds(zero_allowed=False))
 WINNABLE_DEAL_TRIES = Variable("WINNABLE_DEAL_TRIES", "10", whole_number(1))
+# The pool of solver processes of each worker (service/solver/pool.py); 0 processes: searches
+# run in the request thread (tests). Processes + queue stay below GUNICORN_THREADS.
+SOLVER_PROCESSES = Variable("SOLVER_PROCESSES", "1", whole_number(0))
+SOLVER_QUEUE = Variable("SOLVER_QUEUE", "1", whole_number(0))
 
 # gunicorn (deploy/gunicorn.conf.py).
 HOST = Variable("HOST", "127.0.0.1", text)
@@ -184,11 +188,16 @@ GUNICORN_MAX_REQUESTS = Variable("GUNICORN_MAX_REQUESTS", "10000", whole_number(
 GUNICORN_MAX_REQUESTS_JITTER = Variable("GUNICORN_MAX_REQUESTS_JITTER", "1000", whole_number(0))
 GUNICORN_DRAIN_SECONDS = Variable("GUNICORN_DRAIN_SECONDS", "5", seconds(zero_allowed=True))
 LOG_LEVEL = Variable("LOG_LEVEL", "info", lower_text)
+# The worker reads every request whole before a thread takes it (service/gunicorn_worker.py).
+REQUEST_READ_SECONDS = Variable("REQUEST_READ_SECONDS", "5", seconds(zero_allowed=False))
+GUNICORN_WORKER_CONNECTIONS = Variable("GUNICORN_WORKER_CONNECTIONS", "1000", whole_number(1))
 
 VARIABLES: tuple[Variable[Any], ...] = (
     HOST, PORT, MAX_BODY_BYTES,
     SOLVER_MAX_SECONDS, SOLVER_MAX_STATES, HINT_SECONDS, WINNABLE_DEAL_SECONDS, WINNABLE_DEAL_TRIES,
+    SOLVER_PROCESSES, SOLVER_QUEUE,
     WEB_CONCURRENCY, GUNICORN_THREADS, GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_KEEPALIVE,
+    REQUEST_READ_SECONDS, GUNICORN_WORKER_CONNECTIONS,
     GUNICORN_MAX_REQUESTS, GUNICORN_MAX_REQUESTS_JITTER, GUNICORN_DRAIN_SECONDS, LOG_LEVEL,
     PROMETHEUS_MULTIPROC_DIR, DRAIN_FILE,
     CORS_ALLOW_ORIGINS, CORS_MAX_AGE, TRUSTED_PROXY_HOPS, WEB_ASSET_MAX_AGE,
@@ -245,6 +254,21 @@ class GunicornSettings:
     max_requests_jitter: int
     drain_seconds: float
     log_level: str
+    # The worker (service/gunicorn_worker.py): a request not whole this long after its start
+    # is refused (408); most connections one worker holds.
+    request_read_seconds: float = float(REQUEST_READ_SECONDS.default)
+    worker_connections: int = int(GUNICORN_WORKER_CONNECTIONS.default)
+
+
+def check_searches_leave_threads(solver: SolverSettings, threads: int) -> None:
+    """Refuse a pool whose searches (running and queued, each holding a request thread)
+    could take every one of a worker's ``threads``: play must always find one free."""
+    held = max(solver.processes, 1) + solver.queue
+    if held >= threads:
+        raise RuntimeError(
+            f"{SOLVER_PROCESSES.name}={solver.processes} + {SOLVER_QUEUE.name}={solver.queue} must stay below "
+            f"{GUNICORN_THREADS.name}={threads}, so that play always has a thread"
+        )
 
 
 def read_solver_settings(environ: Mapping[str, str]) -> SolverSettings:
@@ -256,6 +280,8 @@ def read_solver_settings(environ: Mapping[str, str]) -> SolverSettings:
         hint_seconds=min(HINT_SECONDS.read(environ), max_seconds),
         winnable_deal_seconds=min(WINNABLE_DEAL_SECONDS.read(environ), max_seconds),
         winnable_deal_tries=WINNABLE_DEAL_TRIES.read(environ),
+        processes=SOLVER_PROCESSES.read(environ),
+        queue=SOLVER_QUEUE.read(environ),
     )
 
 
@@ -286,4 +312,6 @@ def read_gunicorn_settings(environ: Mapping[str, str] | None = None) -> Gunicorn
         max_requests_jitter=GUNICORN_MAX_REQUESTS_JITTER.read(env),
         drain_seconds=GUNICORN_DRAIN_SECONDS.read(env),
         log_level=LOG_LEVEL.read(env),
+        request_read_seconds=REQUEST_READ_SECONDS.read(env),
+        worker_connections=GUNICORN_WORKER_CONNECTIONS.read(env),
     )

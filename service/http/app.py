@@ -9,6 +9,7 @@ from flask import Flask
 from service.settings import Settings, read_settings
 
 from .app_settings import attach_settings
+from .body import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, init_body
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
 from .observability import init_observability
@@ -35,7 +36,12 @@ OPENAPI_CONFIG: dict[str, Any] = {
                 "422 for a well-formed body whose content the rules cannot accept (an "
                 "inconsistent state, invalid options, an incomplete move), 404 for an "
                 "unknown game, 409 for an illegal move (with the rule that forbids it), "
-                "413 for a body over the size limit."
+                "413 for a body over the size limit, 415 `unsupported-content-encoding` for a "
+                "`Content-Encoding` other than `identity` (bodies are taken only as they are). "
+                f"Bodies are read strictly: JSON nested more than {MAX_JSON_DEPTH} deep (`json-too-deep`), "
+                f"a number over {MAX_NUMBER_CHARS} characters (`number-too-long`) or a key twice in one object "
+                "(`duplicate-key`) answers 400, as does a body the server cannot read whole "
+                "(`unreadable-body`)."
             ),
         },
     },
@@ -57,5 +63,6 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.register_blueprint(ops_blp)
     app.register_blueprint(web_blp)
     init_observability(app)
+    init_body(app)  # after the request id is given: body refusals carry it
     app.extensions["api"] = api
     return app

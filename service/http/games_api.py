@@ -17,6 +17,7 @@ from werkzeug.routing import BaseConverter
 from service.engine.core import Action, Event, EventKind, Game, Move, RulesError, State
 from service.engine.registry import GAME_CLASSES, UnknownGame, get_game
 from service.solver import first_winnable_deal
+from service.solver.pool import Search
 
 from .app_settings import current_settings
 from .problems import ApiError, ProblemCode
@@ -32,6 +33,7 @@ from .schemas import (
     StateRequestSchema,
     ValidateResponseSchema,
 )
+from .searches import run_search
 from .wire import (
     ACTION_NAMES,
     IllegalMoveError,
@@ -186,8 +188,13 @@ MOVE_LINKS = {
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+@blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def deal_game(body: dict[str, Any], game_id: str) -> Response:
-    """Deal a game: deal `deal` (or one the service picks) with the given options."""
+    """Deal a game: deal `deal` (or one the service picks) with the given options.
+
+    With `"winnable": true` the solver looks for a winnable deal from there on: 503
+    `solver-busy`, with `Retry-After`, at once when every solver process of the server is
+    busy and its queue is full."""
     game = game_or_404(game_id, body.get("options"))
     deal = body.get("deal")
     if deal is None:
@@ -201,11 +208,12 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
 
 def winnable_deal(game: Game, start: int) -> tuple[int, State]:
     """The first deal from ``start`` on that the solver proves winnable (422 if none of
-    the tries is proved within the server's budget)."""
+    the tries is proved within the server's budget); the search runs in the solver pool."""
     s = current_settings().solver
-    search = first_winnable_deal(
-        game, start, s.winnable_deal_seconds, s.winnable_deal_tries, s.max_states, total_seconds=s.max_seconds
-    )
+    search = run_search(Search(
+        first_winnable_deal, game,
+        (start, s.winnable_deal_seconds, s.winnable_deal_tries, s.max_states, s.max_seconds), s.max_seconds,
+    ))
     if search.found is None:
         tried = search.tried
         which = f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"

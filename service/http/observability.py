@@ -3,10 +3,12 @@
 - Request id: taken from ``X-Request-ID`` when it is short and made of safe characters,
   generated otherwise; kept in ``flask.g.request_id`` (problem bodies carry it), echoed in
   the response header, and added to every log record written while the request runs.
-- Metrics: Prometheus counters and histograms. Under gunicorn (several worker processes)
-  ``PROMETHEUS_MULTIPROC_DIR`` is set before this module is imported (deploy/gunicorn.conf.py
-  sees to it) and prometheus_client then keeps the values in files that :func:`metrics_payload`
-  adds up; without it (tests, ``flask run``) one in-process registry is used.
+- Metrics: Prometheus counters and histograms, every label from a fixed set
+  (:func:`request_labels`: an unknown method counts as ``other``), so no request can add a
+  series. Under gunicorn (several worker processes) ``PROMETHEUS_MULTIPROC_DIR`` is set
+  before this module is imported (deploy/gunicorn.conf.py sees to it) and prometheus_client
+  then keeps the values in files that :func:`metrics_payload` adds up; without it (tests,
+  ``flask run``) one in-process registry is used.
 - CORS: any origin by default, never credentials (the API has none to protect).
 - Settings (CORS origins, proxy hops, the metrics directory) come from the app's
   :class:`~service.settings.Settings` (:mod:`.app_settings`), never from the environment.
@@ -17,6 +19,7 @@
 
 from __future__ import annotations
 
+import http
 import logging
 import re
 import time
@@ -36,6 +39,7 @@ from prometheus_client import (
 )
 from prometheus_client.multiprocess import MultiProcessCollector
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import Rule
 
 from .app_settings import current_settings, settings_of
 from .problems import request_id
@@ -76,7 +80,29 @@ SOLVER_SECONDS = Histogram(
     buckets=SOLVER_BUCKETS,
 )
 
-UNMATCHED_ENDPOINT = "<unmatched>"  # 404s share one label: paths are client-chosen
+# Every label takes its values from a fixed set, so no request can add a time series:
+# the method from the usual verbs (any other method a client sends counts as `other`), the
+# endpoint from the route templates (every unmatched path shares one value), the status
+# from the HTTP status codes.
+LABELLED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+OTHER_LABEL = "other"
+UNMATCHED_ENDPOINT = "<unmatched>"
+KNOWN_STATUSES = frozenset(int(s) for s in http.HTTPStatus)
+
+
+def request_labels(method: str, rule: Rule | None, status: int) -> tuple[str, str, str]:
+    """The (method, endpoint, status) labels of a request, each from a fixed set.
+
+    >>> request_labels("BREW", None, 418)
+    ('other', '<unmatched>', '418')
+    >>> request_labels("GET", None, 799)
+    ('GET', '<unmatched>', 'other')
+    """
+    return (
+        method if method in LABELLED_METHODS else OTHER_LABEL,
+        rule.rule if rule is not None else UNMATCHED_ENDPOINT,
+        str(status) if status in KNOWN_STATUSES else OTHER_LABEL,
+    )
 
 
 def record_solver_run(game_id: str, result: str, seconds: float) -> None:
@@ -133,9 +159,7 @@ def finish_response(response: flask.Response) -> flask.Response:
     if rid:
         response.headers[REQUEST_ID_HEADER] = rid
     add_cors_headers(response)
-    rule = flask.request.url_rule
-    endpoint = rule.rule if rule is not None else UNMATCHED_ENDPOINT
-    labels = (flask.request.method, endpoint, str(response.status_code))
+    labels = request_labels(flask.request.method, flask.request.url_rule, response.status_code)
     HTTP_REQUESTS.labels(*labels).inc()
     started = getattr(flask.g, "request_started", None)
     if started is not None:

@@ -48,6 +48,12 @@ class ProblemCode(StrEnum):
 
     MALFORMED_JSON = "malformed-json", 400, "Malformed JSON"
     INVALID_BODY = "invalid-body", 400, "Invalid request body"
+    # Refused while the body is read and parsed (service/http/body.py), before any view runs.
+    JSON_TOO_DEEP = "json-too-deep", 400, "JSON nested too deep"
+    NUMBER_TOO_LONG = "number-too-long", 400, "Number too long"
+    DUPLICATE_KEY = "duplicate-key", 400, "Duplicate key"
+    UNREADABLE_BODY = "unreadable-body", 400, "Unreadable request body"
+    UNSUPPORTED_CONTENT_ENCODING = "unsupported-content-encoding", 415, "Unsupported content encoding"
     INVALID_STATE = "invalid-state", 422, "Inconsistent game state"
     INVALID_OPTIONS = "invalid-options", 422, "Invalid rule options"
     INVALID_MOVE = "invalid-move", 422, "Unreadable move"
@@ -58,7 +64,14 @@ class ProblemCode(StrEnum):
     METHOD_NOT_ALLOWED = "method-not-allowed", 405
     UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", 415
     BODY_TOO_LARGE = "body-too-large", 413, "Request body too large"
+    # Answered by the gunicorn worker (service/gunicorn_worker.py) before the app sees the request.
+    MALFORMED_REQUEST = "malformed-request", 400, "Malformed HTTP request"
+    REQUEST_TIMEOUT = "request-timeout", 408, "Request not completed in time"
+    REQUEST_LINE_TOO_LONG = "request-line-too-long", 414, "Request line too long"
+    HEADERS_TOO_LARGE = "headers-too-large", 431, "Request headers too large"
     DRAINING = "draining", 503
+    # Every solver process busy and the wait queue full (service/solver/pool.py), with Retry-After.
+    SOLVER_BUSY = "solver-busy", 503, "Solver busy"
     HTTP_ERROR = "http-error", None
     INTERNAL_ERROR = "internal-error", 500
 
@@ -77,6 +90,7 @@ class ApiError(Exception):
         detail: str,
         errors: Iterable[tuple[str, str]] = (),
         rule: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(detail)
         if code.status is None:
@@ -86,6 +100,7 @@ class ApiError(Exception):
         self.detail = detail
         self.errors = list(errors)
         self.rule = rule
+        self.headers = dict(headers or {})  # e.g. Retry-After of a 503
 
 
 class ProblemSchema(Strict):
@@ -199,7 +214,7 @@ def handle_http_exception(error: HTTPException) -> flask.Response:
 
 
 def handle_api_error(error: ApiError) -> flask.Response:
-    return problem_response(error.code, error.detail, error.errors, error.rule)
+    return problem_response(error.code, error.detail, error.errors, error.rule, headers=error.headers)
 
 
 def handle_unexpected(error: Exception) -> flask.Response:
@@ -234,6 +249,8 @@ class ProblemApi(Api):
                         "status": int(status), "code": code.value, "detail": detail, **extra,
                     }
                 prepare_response(response, self.spec, PROBLEM_JSON)
+                if status in ERROR_HEADERS:
+                    response["headers"] = ERROR_HEADERS[status]
             self.spec.components.response(status.name, response, lazy=True)
 
 
@@ -251,10 +268,30 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
          {"rule": "tableau-builds-down-in-suit"}),
     ),
     413: ("The body is larger than the service accepts (MAX_BODY_BYTES).", (ProblemCode.BODY_TOO_LARGE, "the request body is larger than 65536 bytes", {})),
+    415: (
+        "The body is marked with a `Content-Encoding` other than `identity`: the service takes bodies only as they are.",
+        (ProblemCode.UNSUPPORTED_CONTENT_ENCODING, "the service takes request bodies only as they are (no Content-Encoding, or identity)", {}),
+    ),
+    503: (
+        "Every solver process of the server is busy and its wait queue is full (SOLVER_PROCESSES, SOLVER_QUEUE): "
+        "the search is refused at once; ask again after `Retry-After` seconds (another server may have room).",
+        (ProblemCode.SOLVER_BUSY, "every solver process is busy (1) and 1 search(es) wait already; retry after 8 s", {}),
+    ),
     422: (
         "The body matches the schema but its content cannot be accepted: an inconsistent state (a card missing or twice, "
         "a card not in the deck, a foundation out of order, an impossible pile), invalid rule options, or an incomplete move.",
         (ProblemCode.INVALID_STATE, "the state is not one this game can reach: AH appears 2 times (cell:0, tableau:6); the deck holds 1",
          {"errors": [{"where": "/state/piles/tableau/6/2", "message": "AH appears 2 times (cell:0, tableau:6); the deck holds 1"}]}),
     ),
+}
+
+
+# Headers documented with an error status.
+ERROR_HEADERS: dict[int, dict[str, Any]] = {
+    503: {
+        "Retry-After": {
+            "description": "Seconds after which a solver process should be free (the earliest end of a running search's budget).",
+            "schema": {"type": "integer", "minimum": 1},
+        },
+    },
 }

@@ -2,7 +2,9 @@
 
 Budgets: a request's limits are capped by the server's settings
 (:class:`~service.solver.SolverSettings`, part of the app's settings), so no request can
-make a search run longer or hold more positions than the server allows.
+make a search run longer or hold more positions than the server allows. Every search runs
+in the server's pool of solver processes (:mod:`.searches`): 503 ``solver-busy`` when it
+is full.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from flask_smorest import Blueprint
 
 from service.engine.core import Game
 from service.solver import Limits, SolveResult, hint, solve_position
+from service.solver.pool import Search
 
 from .app_settings import current_settings
 from .games_api import read_state
 from .observability import record_solver_run
+from .searches import run_search
 from .solver_schemas import HintRequestSchema, HintResponseSchema, SolveRequestSchema, SolveResponseSchema
 from .wire import move_to_json
 
@@ -66,12 +70,16 @@ def record(game: Game, result: SolveResult) -> None:
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+@blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """Solve a position: a winning sequence of moves, a proof that none exists, or `unknown`
-    when a limit stopped the search."""
+    when a limit stopped the search.
+
+    503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
+    is busy and its queue is full."""
     game, state = read_state(game_id, body["state"])
     limits = capped_limits(body.get("limits") or {})
-    result = solve_position(game, state, limits)
+    result = run_search(Search(solve_position, game, (state, limits), limits.max_seconds))
     record(game, result)
     return {
         "result": result.result,
@@ -87,13 +95,17 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+@blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """The move to make now, why, and whether the game can still be won: a solution's first
     move when the solver finds one within the hint budget (HINT_SECONDS), else the
-    heuristic's choice."""
+    heuristic's choice.
+
+    503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
+    is busy and its queue is full."""
     game, state = read_state(game_id, body["state"])
     limits = capped_limits({}, current_settings().solver.hint_seconds)
-    given = hint(game, state, limits)
+    given = run_search(Search(hint, game, (state, limits), limits.max_seconds))
     record(game, given.search)
     return {
         "move": None if given.move is None else move_to_json(game, given.move),

@@ -18,3 +18,6 @@ class SolverSettings:
     hint_seconds: float  # the budget of a hint's solve (at most max_seconds)
     winnable_deal_seconds: float  # the solve budget per deal tried for a winnable deal (at most max_seconds)
     winnable_deal_tries: int  # how many deals are tried for a winnable deal
+    # The pool of solver processes (service/solver/pool.py), per server process.
+    processes: int = 1  # searches running at once, each in its own process (0: in the request thread)
+    queue: int = 1  # searches that may wait for a process; one more is refused at once

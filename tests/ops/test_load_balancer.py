@@ -10,25 +10,20 @@ of legal moves):
 - access logs are JSON, one line per request, with the request id and no game state;
 - metrics add up across the workers of a server.
 
-HAProxy and wrk come from Debian through deploy/install-test-deps.sh (the session fixture).
+HAProxy and wrk come from Debian through deploy/install-test-deps.sh (the session fixture);
+the servers are started by tests/ops/servers.py.
 """
 
 from __future__ import annotations
 
-import csv
 import http.client
-import io
 import json
-import os
 import random
 import re
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +32,16 @@ import pytest
 
 from service.http import create_app
 from tests.app_settings import settings_for_tests
+from tests.ops.servers import (
+    DRAIN_SECONDS,
+    HAPROXY_CFG,
+    Backend,
+    Balancer,
+    cluster,
+    install_debian_tools,
+    wait_for,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
 GAME = "penguin"
 
 pytestmark = pytest.mark.slow
@@ -50,154 +52,12 @@ MAX_RATE = 150.0
 MAX_REQUESTS = 6000
 MAX_LOAD_SECONDS = 60.0
 CLIENT_THREADS = 6
-DRAIN_SECONDS = 3.0  # HAProxy needs 2 failed checks 500 ms apart; leave room for a busy CPU
 
 
 @pytest.fixture(scope="session")
 def debian_tools() -> None:
     """HAProxy and wrk, installed from Debian if missing (fails loudly if that fails)."""
-    subprocess.run(["bash", str(REPO / "deploy" / "install-test-deps.sh")], check=True, timeout=900)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def http_get(port: int, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        r = conn.getresponse()
-        return r.status, r.read()
-    finally:
-        conn.close()
-
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float, interval: float = 0.1) -> float:
-    """Poll ``check`` until true; the seconds it took. Fails the test after ``timeout``."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        try:
-            if check():
-                return time.monotonic() - start
-        except OSError:
-            pass
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-
-
-class Backend:
-    """One gunicorn server (master and workers) on a loopback port, as `make run` starts it."""
-
-    def __init__(self, name: str, workdir: Path) -> None:
-        self.name = name
-        self.port = free_port()
-        self.dir = workdir / name
-        self.dir.mkdir()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def access_log(self) -> Path:
-        return self.dir / "access.log"
-
-    def start(self) -> None:
-        env = {
-            **os.environ,
-            "HOST": "127.0.0.1",
-            "PORT": str(self.port),
-            "WEB_CONCURRENCY": "2",
-            "GUNICORN_THREADS": "4",
-            "GUNICORN_DRAIN_SECONDS": str(DRAIN_SECONDS),
-            "PROMETHEUS_MULTIPROC_DIR": str(self.dir / "metrics"),
-            "DRAIN_FILE": str(self.dir / "draining"),
-            "LOG_LEVEL": "info",
-        }
-        with open(self.access_log, "ab") as out, open(self.dir / "error.log", "ab") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "service.wsgi:app"],
-                cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True,
-            )
-        wait_for(f"{self.name} to be ready", lambda: http_get(self.port, "/readyz")[0] == 200, 30)
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def terminate(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGTERM)
-
-    def wait(self, timeout: float) -> int:
-        assert self.proc is not None
-        return self.proc.wait(timeout)
-
-    def metric(self, name: str, **labels: str) -> float:
-        """A metric of this server, summed over its workers, read from its /metrics."""
-        status, body = http_get(self.port, "/metrics")
-        assert status == 200
-        want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-        for line in body.decode().splitlines():
-            if line.startswith(f"{name}{{{want}}} "):
-                return float(line.rsplit(" ", 1)[1])
-        return 0.0
-
-    def kill(self) -> None:
-        """Teardown: a second SIGTERM skips the drain; then the whole session for good."""
-        if self.running():
-            assert self.proc is not None
-            self.proc.send_signal(signal.SIGTERM)
-            time.sleep(0.2)
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)  # its own session: master and workers
-                self.proc.wait(5)
-
-
-class Balancer:
-    """HAProxy with deploy/haproxy.cfg, its DNS server template swapped for loopback servers."""
-
-    def __init__(self, backends: list[Backend], workdir: Path) -> None:
-        self.port = free_port()
-        self.stats_port = free_port()
-        self.log = workdir / "haproxy.log"
-        servers = "".join(f"    server {b.name} 127.0.0.1:{b.port} check\n" for b in backends)
-        cfg, n = re.subn(r"^\s*server-template .*\n", servers, HAPROXY_CFG.read_text(), flags=re.M)
-        assert n == 1, "deploy/haproxy.cfg should declare its servers with one server-template line"
-        self.cfg = workdir / "haproxy.cfg"
-        self.cfg.write_text(cfg)
-        env = {**os.environ, "HAPROXY_BIND": f"127.0.0.1:{self.port}", "HAPROXY_STATS_BIND": f"127.0.0.1:{self.stats_port}"}
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(["haproxy", "-db", "-f", str(self.cfg)], env=env, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-        names = [b.name for b in backends]
-        wait_for("HAProxy to see every server up", lambda: all(self.state(n) == "UP" for n in names), 20)
-
-    def state(self, server: str) -> str:
-        """The server's state in HAProxy's stats (UP, DOWN, or a transition like 'UP 1/2')."""
-        status, body = http_get(self.stats_port, "/stats;csv")
-        assert status == 200
-        rows = csv.DictReader(io.StringIO(body.decode().lstrip("# ")))
-        return next(r["status"] for r in rows if r["pxname"] == "api" and r["svname"] == server)
-
-    def counters(self) -> dict[str, int]:
-        """Requests retried and redispatched by HAProxy, for the record."""
-        status, body = http_get(self.stats_port, "/stats;csv")
-        assert status == 200
-        rows = csv.DictReader(io.StringIO(body.decode().lstrip("# ")))
-        row = next(r for r in rows if r["pxname"] == "api" and r["svname"] == "BACKEND")
-        return {"retries": int(row["wretr"] or 0), "redispatches": int(row["wredis"] or 0)}
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+    install_debian_tools()
 
 
 class Pacer:
@@ -306,19 +166,9 @@ class Load:
 
 
 @pytest.fixture()
-def cluster(debian_tools: None, tmp_path: Path) -> Iterator[tuple[list[Backend], Balancer]]:
-    backends = [Backend("api1", tmp_path), Backend("api2", tmp_path)]
-    balancer = None
-    try:
-        for b in backends:
-            b.start()
-        balancer = Balancer(backends, tmp_path)
-        yield backends, balancer
-    finally:
-        if balancer is not None:
-            balancer.stop()
-        for b in backends:
-            b.kill()
+def two_servers(debian_tools: None, tmp_path: Path) -> Iterator[tuple[list[Backend], Balancer]]:
+    with cluster(tmp_path, drain_seconds=DRAIN_SECONDS) as servers:
+        yield servers
 
 
 def test_haproxy_accepts_the_deploy_config(debian_tools: None) -> None:
@@ -327,9 +177,9 @@ def test_haproxy_accepts_the_deploy_config(debian_tools: None) -> None:
 
 
 def test_a_backend_stops_and_returns_under_load_without_a_failed_request(
-    cluster: tuple[list[Backend], Balancer],
+    two_servers: tuple[list[Backend], Balancer],
 ) -> None:
-    (api1, api2), lb = cluster
+    (api1, api2), lb = two_servers
     moves = {"method": "POST", "endpoint": "/v1/games/<game:game_id>/moves", "status": "200"}
     load = Load(lb.port)
     load.start()

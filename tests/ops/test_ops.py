@@ -226,7 +226,7 @@ def test_gunicorn_is_sized_from_the_cpus_and_outlasts_the_solver() -> None:
     s = json.loads(run.stdout)
     assert s["bind"] == "127.0.0.1:8123"
     assert s["workers"] == len(os.sched_getaffinity(0))
-    assert s["worker_class"] == "gthread" and s["threads"] >= 2
+    assert s["worker_class"] == "service.gunicorn_worker.WholeRequestWorker" and s["threads"] >= 2
     assert s["timeout"] > SOLVER_HARD_CAP_SECONDS + 5  # whatever SOLVER_MAX_SECONDS says
     assert s["graceful_timeout"] >= SOLVER_HARD_CAP_SECONDS  # an in-flight solve may finish during a stop
     assert s["max_requests"] > 0 and s["max_requests_jitter"] > 0
@@ -236,6 +236,13 @@ def test_gunicorn_refuses_a_timeout_shorter_than_the_solver_budget() -> None:
     run = gunicorn_settings({"SOLVER_MAX_SECONDS": "20", "GUNICORN_TIMEOUT": "20"})
     assert run.returncode != 0
     assert "GUNICORN_TIMEOUT" in run.stderr
+
+
+def test_gunicorn_refuses_searches_that_could_hold_every_thread() -> None:
+    run = gunicorn_settings({"GUNICORN_THREADS": "4", "SOLVER_PROCESSES": "1", "SOLVER_QUEUE": "3"})
+    assert run.returncode != 0
+    assert "SOLVER_QUEUE" in run.stderr and "GUNICORN_THREADS" in run.stderr
+    assert gunicorn_settings({"GUNICORN_THREADS": "4", "SOLVER_QUEUE": "2"}).returncode == 0
 
 
 def test_gunicorn_refuses_a_bad_value_of_the_app_settings_before_any_worker_starts() -> None:

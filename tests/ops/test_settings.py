@@ -134,7 +134,7 @@ def test_the_defaults() -> None:
         web=WebSettings(asset_max_age=60),
         ops=OpsSettings(drain_file=None, metrics_dir=None),
         solver=SolverSettings(max_seconds=10.0, max_states=1_000_000, hint_seconds=1.0,
-                              winnable_deal_seconds=2.0, winnable_deal_tries=10),
+                              winnable_deal_seconds=2.0, winnable_deal_tries=10, processes=1, queue=1),
     )
     assert read_gunicorn_settings({}) == GunicornSettings(
         host="127.0.0.1", port=8000, workers=None, threads=4, timeout=60,
@@ -178,6 +178,8 @@ BAD_VALUES = [
     ("PORT", "http"), ("WEB_CONCURRENCY", "0"), ("GUNICORN_THREADS", "four"), ("GUNICORN_TIMEOUT", "0"),
     ("GUNICORN_GRACEFUL_TIMEOUT", "-5"), ("GUNICORN_KEEPALIVE", "x"), ("GUNICORN_MAX_REQUESTS", "1e4"),
     ("GUNICORN_MAX_REQUESTS_JITTER", "-1"), ("GUNICORN_DRAIN_SECONDS", "-1"),
+    ("SOLVER_PROCESSES", "-1"), ("SOLVER_QUEUE", "x"), ("REQUEST_READ_SECONDS", "0"),
+    ("GUNICORN_WORKER_CONNECTIONS", "0"),
 ]
 
 

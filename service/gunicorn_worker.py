@@ -1,0 +1,555 @@
+"""The gunicorn worker: gthread's threads, each given only a request that is already whole.
+
+gunicorn's gthread worker hands a connection to a thread as soon as bytes arrive, and the
+thread then blocks reading the rest: a few clients that send half a request and wait hold
+every thread, and the server stops answering. :class:`WholeRequestWorker` reads each
+request in its main loop instead, without blocking (its poller says when a socket is
+readable): the request line and headers, then the body (Content-Length bytes, or a chunked
+body followed chunk by chunk to its last chunk), bounded in size and in time. Only then
+does a thread get the connection, with the request's bytes handed to gunicorn's parser
+through an unreader that never touches the socket, so a thread never waits for a client.
+
+- A request must be whole within ``REQUEST_READ_SECONDS`` of its first byte (of the
+  accept, for a new connection), else 408 and the connection closes. An idle kept-alive
+  connection is closed after gunicorn's ``keepalive``, as gthread does.
+- A body over ``MAX_BODY_BYTES`` (a Content-Length or the chunks' sum) is refused with 413
+  as soon as it is announced; a bad chunk size (``zz``), a missing CRLF, a bare LF or a
+  Content-Length that is not a number are refused with 400 as soon as they are seen.
+- The worker's own answers are problem+json with a ``ProblemCode`` and close the
+  connection; the close lingers on the poller (the unread rest of the request is read and
+  dropped, never the main loop blocked) so that the answer is not lost to a reset.
+- A waiting connection costs its socket and its buffer, bounded by :data:`MAX_HEAD_BYTES`
+  + ``MAX_BODY_BYTES`` + :data:`CHUNK_FRAMING_BYTES`. gunicorn's ``worker_connections``
+  bounds the connections of a worker: at the bound the worker first closes its oldest idle
+  kept-alive connection, and with none to close it stops accepting, so new connections
+  wait in the listen backlog (or go to another worker) until a slot frees; every waiting
+  connection frees its slot within ``REQUEST_READ_SECONDS``. The bound is lowered to fit
+  the worker's file descriptor limit, and a failed accept (EMFILE) pauses accepting
+  briefly rather than spinning on the listener.
+- A new connection that sends nothing is closed without an answer at its deadline.
+- Left as gthread has it: the thread writes the answer with a blocking send, so a client
+  that never reads could hold a thread only with an answer larger than the socket
+  buffers (ours are a few KiB; HAProxy reads them whole).
+- Pipelined requests are answered in order: bytes read past the end of a request wait in
+  the connection's buffer and are read as its next request once the answer is sent.
+- HTTP/1.x on plain TCP only: TLS ends at the balancer (``check_config`` refuses
+  ``certfile``), and HTTP/2 is not offered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import heapq
+import http
+import itertools
+import json
+import re
+import resource
+import selectors
+import socket
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import partial
+from typing import Any
+
+from gunicorn.http import get_parser
+from gunicorn.http.body import CHUNK_EXT_RE
+from gunicorn.http.unreader import Unreader
+from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
+
+from service.settings import read_gunicorn_settings, read_settings
+
+MAX_HEAD_BYTES = 32 * 1024
+"""Most bytes of a request line and headers together (431 above): a small buffer per
+connection, like nginx's default; gunicorn's own per-line and per-count limits apply too."""
+
+CHUNK_FRAMING_BYTES = 16 * 1024
+"""Most bytes of chunk-size lines, CRLFs and trailers a chunked body may add to its data
+(413 above), so a body of many tiny chunks cannot grow the buffer past its bound."""
+
+LINGER_SECONDS = 2.0
+"""How long a connection the worker answered itself stays open to read and drop the rest
+of its request (so the client reads the answer instead of a reset)."""
+
+RECV_BYTES = 64 * 1024
+SPARE_DESCRIPTORS = 64  # for what else a worker opens: its pipes, logs, solver processes
+OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+ACCEPT_PAUSE_SECONDS = 0.5
+HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
+EMPTY_LINES = re.compile(rb"(?:\r\n)*")
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+class Rejection(Exception):
+    """A request the worker answers itself, with ``status``, and does not pass on."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+class Stage(Enum):
+    HEAD = "head"
+    LENGTH_BODY = "length-body"
+    CHUNK_SIZE = "chunk-size"
+    CHUNK_DATA = "chunk-data"
+    TRAILERS = "trailers"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may be: gunicorn's line limits and the service's body limit."""
+
+    max_body_bytes: int
+    max_request_line: int  # 0: no limit of its own (MAX_HEAD_BYTES still applies)
+    max_field_bytes: int
+    max_fields: int
+
+
+@dataclass(eq=False)
+class RequestFramer:
+    """Finds where one HTTP/1.1 request ends in the bytes read so far, without blocking.
+
+    :meth:`feed` appends bytes and answers the offset just past the request once it is
+    whole, else None; it raises :class:`Rejection` as soon as the bytes cannot be a request
+    this service accepts. Only the framing is checked here (sizes, chunks, line ends);
+    gunicorn's parser reads the request itself in the thread.
+    """
+
+    limits: Limits
+    buf: bytearray = field(default_factory=bytearray)
+    stage: Stage = Stage.HEAD
+    pos: int = 0  # where the stage's unread part starts
+    scan: int = 0  # a block of lines (head, trailers): where the search for its end resumes
+    head_end: int = 0
+    body_end: int = 0  # LENGTH_BODY: offset just past the body
+    chunk_left: int = 0  # CHUNK_DATA: bytes of the current chunk not yet seen
+    body_bytes: int = 0  # chunked: data bytes announced so far
+    expects_continue: bool = False  # the client waits for "100 Continue" before its body
+
+    def feed(self, data: bytes) -> int | None:
+        self.buf += data
+        return self._advance()
+
+    @property
+    def started(self) -> bool:
+        return bool(self.buf)
+
+    def room(self) -> int:
+        """Bytes the buffer may still take before the request is refused as too large."""
+        if self.stage is Stage.HEAD:
+            return MAX_HEAD_BYTES - len(self.buf)
+        if self.stage is Stage.LENGTH_BODY:
+            return max(self.body_end - len(self.buf), 0) + MAX_HEAD_BYTES  # a pipelined head may follow
+        return self.head_end + self.limits.max_body_bytes + CHUNK_FRAMING_BYTES - len(self.buf)
+
+    def _advance(self) -> int | None:
+        if self.stage is Stage.HEAD and not self._read_head():
+            return None
+        if self.stage is Stage.LENGTH_BODY:
+            return self.body_end if len(self.buf) >= self.body_end else None
+        end = self._read_chunks()
+        if end is None and len(self.buf) - self.head_end > self.limits.max_body_bytes + CHUNK_FRAMING_BYTES:
+            raise Rejection(413, f"the chunked body is over {self.limits.max_body_bytes} bytes with its framing")
+        return end
+
+    # --- head ---------------------------------------------------------------------------
+
+    def _read_head(self) -> bool:
+        """True once the head is whole and its framing headers read."""
+        buf = self.buf
+        if buf.startswith(b"\r\n"):  # empty lines before a request are ignored (RFC 9112 section 2.2)
+            del buf[:EMPTY_LINES.match(buf).end()]  # type: ignore[union-attr]  # always matches
+            self.scan = 0
+        longest = self.limits.max_request_line
+        if longest and len(buf) > longest + 1 and buf.find(b"\r\n", 0, longest + 2) < 0:
+            raise Rejection(414, f"the request line is over {longest} bytes")
+        end = self._end_of_block(0)
+        if end < 0:
+            if len(buf) > MAX_HEAD_BYTES:
+                raise Rejection(431, f"the request head is over {MAX_HEAD_BYTES} bytes")
+            return False
+        if end > MAX_HEAD_BYTES:
+            raise Rejection(431, f"the request head is over {MAX_HEAD_BYTES} bytes")
+        self.head_end = end
+        lines = bytes(buf[:end - 4]).split(b"\r\n")
+        self._frame(lines[0], self._header_fields(lines[1:]))
+        return True
+
+    def _end_of_block(self, start: int) -> int:
+        """The offset past the empty line that ends the lines from ``start``, or -1 while it
+        has not come; each byte is searched once, and a bare LF refused as soon as it comes."""
+        buf = self.buf
+        scan = max(self.scan, start)
+        end = buf.find(b"\r\n\r\n", max(scan - 3, start))
+        stop = len(buf) if end < 0 else end + 4
+        if buf.count(b"\n", scan, stop) != buf.count(b"\r\n", max(scan - 1, start), stop):
+            raise Rejection(400, "a line of the request ends in a bare LF (lines end in CRLF)")
+        self.scan = stop
+        return -1 if end < 0 else end + 4
+
+    def _header_fields(self, lines: list[bytes]) -> list[tuple[bytes, bytes]]:
+        if len(lines) > self.limits.max_fields:
+            raise Rejection(431, f"the request has over {self.limits.max_fields} header fields")
+        fields: list[tuple[bytes, bytes]] = []
+        for line in lines:
+            if len(line) > self.limits.max_field_bytes:
+                raise Rejection(431, f"a header field is over {self.limits.max_field_bytes} bytes")
+            name, colon, value = line.partition(b":")
+            if not colon or not name or name != name.strip():
+                raise Rejection(400, "a header line is not 'name: value'")
+            fields.append((name.lower(), value.strip(b" \t")))
+        return fields
+
+    def _frame(self, request_line: bytes, fields: list[tuple[bytes, bytes]]) -> None:
+        """Where the body ends (RFC 9112 section 6.3), from the framing headers."""
+        codings = [c.strip().lower() for n, v in fields if n == b"transfer-encoding" for c in v.split(b",")]
+        lengths = {v for n, v in fields if n == b"content-length"}
+        http_10 = request_line.endswith(b"HTTP/1.0")
+        self.expects_continue = not http_10 and any(
+            n == b"expect" and v.lower() == b"100-continue" for n, v in fields)
+        if codings:
+            if lengths:
+                raise Rejection(400, "a request has Transfer-Encoding or Content-Length, not both")
+            if codings != [b"chunked"] or http_10:
+                raise Rejection(400, "the only Transfer-Encoding accepted is chunked (HTTP/1.1)")
+            self.stage, self.pos = Stage.CHUNK_SIZE, self.head_end
+            return
+        if len(lengths) > 1:
+            raise Rejection(400, "the request has Content-Length headers that differ")
+        length = lengths.pop() if lengths else b"0"
+        if not length.isdigit():
+            raise Rejection(400, "Content-Length is not a number of bytes")
+        if len(length) > 20 or int(length) > self.limits.max_body_bytes:
+            raise Rejection(413, f"the body is over {self.limits.max_body_bytes} bytes")
+        if int(length) == 0:
+            self.expects_continue = False
+        self.stage, self.body_end = Stage.LENGTH_BODY, self.head_end + int(length)
+
+    # --- chunked body -------------------------------------------------------------------
+
+    def _read_chunks(self) -> int | None:
+        """The offset past the chunked body once its last chunk and trailers are in."""
+        buf = self.buf
+        while True:
+            if self.stage is Stage.CHUNK_DATA:
+                data_end = self.pos + self.chunk_left
+                have = buf[data_end:data_end + 2]
+                if have != b"\r\n"[:len(have)]:
+                    raise Rejection(400, "a chunk's data is not followed by CRLF")
+                if len(have) < 2:
+                    return None
+                self.stage, self.pos = Stage.CHUNK_SIZE, data_end + 2
+            if self.stage is Stage.CHUNK_SIZE:
+                line_end = buf.find(b"\r\n", self.pos)
+                if line_end >= 0:
+                    self._check_chunk_size(bytes(buf[self.pos:line_end]), whole=True)
+                else:  # so far: its CR may have come, not yet its LF
+                    self._check_chunk_size(bytes(buf[self.pos:]).removesuffix(b"\r"), whole=False)
+                if line_end < 0:
+                    return None
+                size = int(bytes(buf[self.pos:line_end]).split(b";", 1)[0].rstrip(b" \t"), 16)
+                self.pos = line_end + 2
+                if size:
+                    self.stage, self.chunk_left = Stage.CHUNK_DATA, size
+                    continue
+                self.stage = Stage.TRAILERS
+            return self._read_trailers()
+
+    def _check_chunk_size(self, line: bytes, whole: bool) -> None:
+        """Refuse a chunk-size line as soon as its bytes cannot make an acceptable one."""
+        if len(line) > self.limits.max_field_bytes:
+            raise Rejection(400, "a chunk-size line is too long")
+        size, semicolon, extension = line.partition(b";")
+        if semicolon or whole:
+            size = size.rstrip(b" \t") if semicolon else size
+            if not size:
+                raise Rejection(400, "a chunk has no size")
+        if not HEX_DIGITS.fullmatch(size):
+            raise Rejection(400, f"a chunk size is not hexadecimal: {size[:16].decode('latin-1')!r}")
+        digits = size.lstrip(b"0")
+        if digits and (len(digits) > 16 or self.body_bytes + int(digits, 16) > self.limits.max_body_bytes):
+            raise Rejection(413, f"the chunked body is over {self.limits.max_body_bytes} bytes")
+        if whole and semicolon and not CHUNK_EXT_RE.fullmatch(b";" + extension):
+            raise Rejection(400, "a chunk extension is malformed")
+        if whole and digits:
+            self.body_bytes += int(digits, 16)
+
+    def _read_trailers(self) -> int | None:
+        if self.buf[self.pos:self.pos + 2] == b"\r\n":
+            return self.pos + 2  # no trailer fields
+        end = self._end_of_block(self.pos)
+        return None if end < 0 else end
+
+
+# --- the worker -----------------------------------------------------------------------------
+
+class BufferedUnreader(Unreader):
+    """gunicorn's unreader over bytes already read: its source is always at its end, so the
+    thread's parser reads only what the main loop read, and never waits on the socket."""
+
+    def chunk(self, size_hint: int | None = None) -> bytes:
+        return b""
+
+
+class Phase(Enum):
+    IDLE = "idle"  # kept alive, no byte of a next request yet
+    READING = "reading"  # a request under way
+    CLOSING = "closing"  # answered by the worker; the rest of the request is read and dropped
+
+
+class WholeRequestConn(TConn):
+    """gthread's connection, with what the main loop keeps between requests."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.read_ahead = b""  # bytes read past the request being served (pipelined)
+        self.continue_sent = False
+
+
+@dataclass(eq=False)
+class Waiting:
+    """A connection in the main loop: its framer, phase and deadline."""
+
+    conn: WholeRequestConn
+    framer: RequestFramer
+    phase: Phase
+    deadline: float
+
+
+class WholeRequestWorker(ThreadWorker):
+    """gthread with each request read whole in the main loop (see the module's docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.worker_connections: int = self.cfg.worker_connections  # gthread's bound (lowered to fit the fd limit)
+        self.read_seconds = read_gunicorn_settings().request_read_seconds
+        cfg = self.cfg
+        self.limits = Limits(
+            max_body_bytes=read_settings().http.max_body_bytes,
+            max_request_line=max(cfg.limit_request_line, 0),
+            max_field_bytes=cfg.limit_request_field_size if cfg.limit_request_field_size > 0 else MAX_HEAD_BYTES,
+            max_fields=cfg.limit_request_fields if cfg.limit_request_fields > 0 else MAX_HEAD_BYTES,
+        )
+        self.waiting: dict[WholeRequestConn, Waiting] = {}  # in the order they started waiting
+        self.deadlines: list[tuple[float, int, Waiting]] = []  # a heap; stale entries skipped
+        self.order = itertools.count()
+        self.stop_capped = False
+        self.accept_paused_until = 0.0
+
+    @classmethod
+    def check_config(cls, cfg: Any, log: Any) -> None:
+        super().check_config(cfg, log)
+        if cfg.is_ssl:
+            raise RuntimeError(f"{cls.__name__} serves plain HTTP/1.x: end TLS at the balancer")
+
+    # --- connections in the main loop -------------------------------------------------------
+
+    def accept(self, listener: socket.socket) -> None:
+        try:
+            sock, address = listener.accept()
+        except OSError as e:
+            if e.errno in OUT_OF_DESCRIPTORS:
+                # Never a busy loop on a listener that stays readable: pause accepting.
+                self.log.warning("accept failed (%s): not accepting for %g s", e, ACCEPT_PAUSE_SECONDS)
+                self.accept_paused_until = time.monotonic() + ACCEPT_PAUSE_SECONDS
+                super().set_accept_enabled(False)
+                return
+            if e.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        self.nr_conns += 1
+        conn = WholeRequestConn(self.cfg, sock, address, listener.getsockname())
+        self.wait(Waiting(conn, RequestFramer(self.limits), Phase.READING, time.monotonic() + self.read_seconds))
+
+    def wait(self, waiting: Waiting) -> None:
+        waiting.conn.sock.setblocking(False)  # a thread left it blocking
+        self.waiting[waiting.conn] = waiting
+        self.poller.register(waiting.conn.sock, selectors.EVENT_READ, partial(self.on_readable, waiting))
+        self.set_deadline(waiting, waiting.deadline)
+
+    def set_deadline(self, waiting: Waiting, deadline: float) -> None:
+        waiting.deadline = deadline
+        heapq.heappush(self.deadlines, (deadline, next(self.order), waiting))
+
+    def unwait(self, waiting: Waiting) -> None:
+        del self.waiting[waiting.conn]
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self.poller.unregister(waiting.conn.sock)
+
+    def drop(self, waiting: Waiting) -> None:
+        """Close a waiting connection at once."""
+        self.unwait(waiting)
+        waiting.framer.buf.clear()
+        self.nr_conns -= 1
+        waiting.conn.close()
+
+    def on_readable(self, waiting: Waiting, sock: socket.socket) -> None:
+        framer = waiting.framer
+        try:
+            data = sock.recv(RECV_BYTES if waiting.phase is Phase.CLOSING else max(min(RECV_BYTES, framer.room() + 1), 1))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.drop(waiting)
+            return
+        if not data or waiting.phase is Phase.CLOSING:
+            if not data:
+                self.drop(waiting)
+            return
+        if waiting.phase is Phase.IDLE:
+            waiting.phase = Phase.READING
+            self.set_deadline(waiting, time.monotonic() + self.read_seconds)
+        self.take(waiting, data)
+
+    def take(self, waiting: Waiting, data: bytes) -> None:
+        """Add ``data`` to the request under way; pass it on if whole, answer it if refused."""
+        framer = waiting.framer
+        try:
+            end = framer.feed(data)
+        except Rejection as rejection:
+            self.answer(waiting, rejection)
+            return
+        if end is not None:
+            self.dispatch(waiting, end)
+        elif framer.expects_continue and not waiting.conn.continue_sent and framer.stage is not Stage.HEAD:
+            waiting.conn.continue_sent = self.send_now(waiting.conn.sock, CONTINUE)
+
+    def dispatch(self, waiting: Waiting, end: int) -> None:
+        """Give the whole request to a thread, with its bytes already read."""
+        self.unwait(waiting)
+        conn = waiting.conn
+        if conn.parser is None:
+            conn.parser = get_parser(self.cfg, conn.sock, conn.client)
+            conn.parser.unreader = BufferedUnreader()
+            conn.initialized = conn.data_ready = True  # gthread's handle() then reads no socket
+        conn.parser.unreader.unread(bytes(waiting.framer.buf[:end]))
+        conn.read_ahead = bytes(waiting.framer.buf[end:])
+        waiting.framer.buf.clear()  # the deadline heap may hold this Waiting a while
+        self.enqueue_req(conn)
+
+    def answer(self, waiting: Waiting, rejection: Rejection) -> None:
+        """Answer a refused request with problem+json, then close (lingering)."""
+        code = self.codes[rejection.status]
+        phrase = http.HTTPStatus(rejection.status).phrase
+        body = json.dumps({
+            "type": "about:blank", "title": code.title_for(rejection.status), "status": rejection.status,
+            "detail": rejection.detail, "code": code.value,
+        }).encode()
+        head = (f"HTTP/1.1 {rejection.status} {phrase}\r\nContent-Type: application/problem+json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        log = self.log.debug if rejection.status == 408 else self.log.info
+        log("answered %d %s to %s: %s", rejection.status, code.value, waiting.conn.client, rejection.detail)
+        self.send_now(waiting.conn.sock, head + body)
+        self.linger(waiting)
+
+    def linger(self, waiting: Waiting) -> None:
+        """Half-close; read and drop what the client still sends, for LINGER_SECONDS at most."""
+        try:
+            waiting.conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self.drop(waiting)
+            return
+        waiting.phase = Phase.CLOSING
+        waiting.framer = RequestFramer(self.limits)  # frees the request's buffer
+        self.set_deadline(waiting, time.monotonic() + LINGER_SECONDS)
+
+    @staticmethod
+    def send_now(sock: socket.socket, data: bytes) -> bool:
+        """Send without blocking; True if all of ``data`` went (small answers always fit)."""
+        try:
+            return sock.send(data) == len(data)
+        except OSError:
+            return False
+
+    def expire(self) -> None:
+        """Act on every deadline passed: 408 for a request under way, close the rest."""
+        now = time.monotonic()
+        while self.deadlines and self.deadlines[0][0] <= now:
+            deadline, _, waiting = heapq.heappop(self.deadlines)
+            if self.waiting.get(waiting.conn) is not waiting or waiting.deadline != deadline:
+                continue  # stale: the connection moved on or got a later deadline
+            if waiting.phase is Phase.READING and waiting.framer.started:
+                self.answer(waiting, Rejection(408, f"the request was not whole within {self.read_seconds:g} s"))
+            else:
+                self.drop(waiting)
+
+    # --- gthread's hooks --------------------------------------------------------------------
+
+    def init_process(self) -> None:
+        # The app's modules load in the worker, never in gunicorn's master.
+        from service.http.problems import ProblemCode
+
+        # Connections never run the worker out of file descriptors (EMFILE).
+        descriptors = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if descriptors != resource.RLIM_INFINITY and self.worker_connections > descriptors - SPARE_DESCRIPTORS:
+            self.worker_connections = max(descriptors - SPARE_DESCRIPTORS, 1)
+            self.log.warning("worker_connections lowered to %d: the file descriptor limit is %d",
+                             self.worker_connections, descriptors)
+        self.codes = {
+            400: ProblemCode.MALFORMED_REQUEST, 408: ProblemCode.REQUEST_TIMEOUT, 413: ProblemCode.BODY_TOO_LARGE,
+            414: ProblemCode.REQUEST_LINE_TOO_LONG, 431: ProblemCode.HEADERS_TOO_LARGE,
+        }
+        super().init_process()
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        if self.deadlines:
+            timeout = min(timeout, max(self.deadlines[0][0] - time.monotonic(), 0.0))
+        super().wait_for_and_dispatch_events(timeout)
+
+    def murder_pending(self) -> None:
+        """Called by gthread's loop after each wait: the deadlines, and a stopping worker's
+        idle connections closed within STOP_KEEPALIVE_LINGER."""
+        if not self.alive and not self.stop_capped:
+            self.stop_capped = True
+            limit = time.monotonic() + STOP_KEEPALIVE_LINGER
+            for waiting in list(self.waiting.values()):
+                if waiting.phase is Phase.IDLE and waiting.deadline > limit:
+                    self.set_deadline(waiting, limit)
+        self.expire()
+        super().murder_pending()
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        """At ``worker_connections``, close the oldest idle kept-alive connection and keep
+        accepting; stop accepting only when none is idle."""
+        if not enabled and self.alive:
+            idle = next((w for w in self.waiting.values() if w.phase is Phase.IDLE), None)
+            if idle is not None:
+                self.drop(idle)
+                enabled = self.nr_conns < self.worker_connections
+        if enabled and time.monotonic() < self.accept_paused_until:
+            enabled = False
+        super().set_accept_enabled(enabled)
+
+    def handle_request(self, req: Any, conn: WholeRequestConn) -> Any:
+        if conn.continue_sent:
+            req._expected_100_continue = False  # the main loop sent "100 Continue" already
+        conn.continue_sent = False
+        return super().handle_request(req, conn)
+
+    def finish_request(self, conn: WholeRequestConn, fs: Any) -> None:
+        """Back from the thread: wait for the connection's next request, or close it."""
+        try:
+            keep = bool(fs.result()) if not fs.cancelled() else False
+        except Exception:
+            keep = False
+        unread = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
+        now = time.monotonic()
+        # A stopping worker keeps the connection briefly, as gthread does: a request already
+        # on its way is answered (with "Connection: close") rather than dropped.
+        idle_until = now + self.cfg.keepalive if self.alive else now + min(self.cfg.keepalive, STOP_KEEPALIVE_LINGER)
+        waiting = Waiting(conn, RequestFramer(self.limits), Phase.IDLE, idle_until)
+        self.wait(waiting)
+        if not keep or unread:
+            # Closed lingering on the poller, never with gthread's close_graceful, which
+            # blocks the main loop until the client closes.
+            self.linger(waiting)
+            return
+        if conn.read_ahead:
+            waiting.phase = Phase.READING
+            self.set_deadline(waiting, time.monotonic() + self.read_seconds)
+            read_ahead, conn.read_ahead = conn.read_ahead, b""
+            self.take(waiting, read_ahead)

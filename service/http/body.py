@@ -1,0 +1,257 @@
+"""Request bodies: read whole and bounded, and JSON parsed strictly, in one place.
+
+Every request goes through :func:`read_request_body` (a ``before_request`` hook) before
+any view runs:
+
+- ``Content-Encoding`` other than ``identity``: 415 ``unsupported-content-encoding``. The
+  service takes no compressed bodies, and a body that says it is compressed is never
+  read as if it were not.
+- The body is read whole, at most ``MAX_BODY_BYTES``: a ``Content-Length`` over the limit
+  and a chunked body that runs past it both answer 413 (Werkzeug would cut a chunked body
+  at the limit and hand on the rest as if it were whole). A body the server cannot
+  deliver (a bad chunk encoding raised by the server while the app reads ``wsgi.input``,
+  a body shorter than its ``Content-Length``, a pause longer than
+  :data:`BODY_IDLE_SECONDS` under gunicorn) answers 400 ``unreadable-body``: whatever a
+  server raises, it is the request's fault, never a 500. The body then replaces
+  ``wsgi.input`` as an in-memory stream with its exact length, so nothing downstream
+  reads the connection again.
+- A JSON body (``application/json`` or ``application/*+json``) is parsed once, strictly,
+  by :func:`parse_json`: nesting deeper than :data:`MAX_JSON_DEPTH` (checked before the
+  recursive parser runs), a number longer than :data:`MAX_NUMBER_CHARS` characters, a key
+  twice in one object, or ``NaN``/``Infinity`` answer 400 with their own ``code``. The
+  value is kept on the request; :class:`BodyParser` hands it to webargs, and
+  :class:`Blueprint` is flask-smorest's Blueprint with that parser. (A view of a plain
+  flask-smorest Blueprint is just as safe: webargs then parses the same bytes again, after
+  they passed the strict parse.)
+
+The bounds come from the largest legitimate bodies: a state is four levels deep (state,
+piles, group, pile) and a move request five; a deal number has at most 20 digits.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import socket
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import flask
+import flask_smorest
+from flask import Flask
+from webargs import core
+from webargs.flaskparser import FlaskParser
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from .app_settings import current_settings
+from .problems import ApiError, ProblemCode
+
+MAX_JSON_DEPTH = 32
+MAX_NUMBER_CHARS = 100
+# Under gunicorn, the longest wait for the next piece of a body the app is reading; a
+# front that reads whole requests first (deploy/, HAProxy) never makes the app wait.
+BODY_IDLE_SECONDS = 5.0
+READ_STEP = 64 * 1024
+
+JSON_BODY_KEY = "patience_engine.json_body"  # where the parsed body is kept in the WSGI environ
+
+# Only brackets and quotes can change the nesting depth: everything else is deleted at C
+# speed, brackets mapped to one kind, and escapes (which occur only inside strings) dropped
+# first so that an escaped quote never looks like the end of a string.
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_NOT_STRUCTURAL = bytes(b for b in range(256) if b not in b'[]{}"')
+_ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
+_OPEN = ord("[")
+
+
+def json_depth_exceeds(data: bytes, limit: int) -> bool:
+    r"""Whether arrays and objects in ``data`` (brackets outside strings) nest more than
+    ``limit`` deep, found without recursion and stopping at the first level past it.
+
+    >>> json_depth_exceeds(b'{"a": [[1, "[[[[\\"]]]"]]}', 3)
+    False
+    >>> json_depth_exceeds(b"[" * 40, 32)
+    True
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    if b"\\" in data:
+        data = _ESCAPE.sub(b"", data)
+    structure = data.translate(_ONE_BRACKET_KIND, _NOT_STRUCTURAL)
+    outside_strings = b"".join(structure.split(b'"')[::2])
+    depth = 0
+    for bracket in outside_strings:
+        if bracket == _OPEN:
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits) > MAX_NUMBER_CHARS:
+        raise ApiError(ProblemCode.NUMBER_TOO_LONG, _number_detail(digits))
+    return int(digits)
+
+
+def _bounded_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ApiError(ProblemCode.NUMBER_TOO_LONG, _number_detail(text))
+    return float(text)
+
+
+def _number_detail(text: str) -> str:
+    return (
+        f"a number in the body has {len(text)} characters ({text[:12]}...); "
+        f"numbers have at most {MAX_NUMBER_CHARS}"
+    )
+
+
+def _no_constant(name: str) -> Any:
+    raise ApiError(ProblemCode.MALFORMED_JSON, f"the request body is not valid JSON: {name} is not a JSON value")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
+        raise ApiError(ProblemCode.DUPLICATE_KEY, f"the key {twice!r} appears more than once in one object")
+    return obj
+
+
+def parse_json(data: bytes) -> Any:
+    """The JSON value of a request body, or an :class:`ApiError` (400) saying what is wrong."""
+    if json_depth_exceeds(data, MAX_JSON_DEPTH):
+        raise ApiError(
+            ProblemCode.JSON_TOO_DEEP, f"the request body nests more than {MAX_JSON_DEPTH} levels of arrays and objects"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApiError(ProblemCode.MALFORMED_JSON, "the request body is not valid JSON") from None
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_int=_bounded_int,
+            parse_float=_bounded_float,
+            parse_constant=_no_constant,
+        )
+    except json.JSONDecodeError:
+        raise ApiError(ProblemCode.MALFORMED_JSON, "the request body is not valid JSON") from None
+    except RecursionError:  # cannot happen after the depth check; never a 500 if it does
+        raise ApiError(ProblemCode.JSON_TOO_DEEP, "the request body nests too deep") from None
+
+
+def _declared_length(wsgi_env: MutableMapping[str, Any]) -> int | None:
+    text = wsgi_env.get("CONTENT_LENGTH", "")
+    return int(text) if text and text.isdigit() else None
+
+
+@contextmanager
+def _idle_timeout(wsgi_env: MutableMapping[str, Any]) -> Iterator[None]:
+    """Under gunicorn, bound each wait for more of the body by :data:`BODY_IDLE_SECONDS`
+    (its blocking socket would otherwise wait for as long as the client cares to pause)."""
+    sock = wsgi_env.get("gunicorn.socket")
+    if not isinstance(sock, socket.socket) or sock.gettimeout() is not None:
+        yield
+        return
+    sock.settimeout(BODY_IDLE_SECONDS)
+    try:
+        yield
+    finally:
+        with suppress(OSError):  # the connection is already gone
+            sock.settimeout(None)
+
+
+def read_body(wsgi_env: MutableMapping[str, Any], limit: int) -> bytes:
+    """The whole body of the request in ``wsgi_env``, at most ``limit`` bytes (413 above,
+    400 ``unreadable-body`` if the server cannot deliver it)."""
+    length = _declared_length(wsgi_env)
+    chunked = "chunked" in wsgi_env.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if length is None and not chunked:
+        return b""  # HTTP/1.1: no Content-Length and no chunked encoding means no body
+    if length is not None and length > limit:
+        raise RequestEntityTooLarge()
+    wanted = limit + 1 if length is None else length
+    stream = wsgi_env["wsgi.input"]
+    pieces: list[bytes] = []
+    got = 0
+    with _idle_timeout(wsgi_env):
+        while got < wanted:
+            try:
+                piece = stream.read(min(READ_STEP, wanted - got))
+            except Exception as e:  # the server's own errors (bad chunk sizes, timeouts...)
+                raise ApiError(
+                    ProblemCode.UNREADABLE_BODY, f"the request body could not be read ({type(e).__name__})"
+                ) from None
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+    if got > limit:
+        raise RequestEntityTooLarge()
+    if length is not None and got < length:
+        raise ApiError(
+            ProblemCode.UNREADABLE_BODY, f"the request body ended after {got} of the {length} bytes announced"
+        )
+    return b"".join(pieces)
+
+
+def check_content_encoding(wsgi_env: MutableMapping[str, Any]) -> None:
+    """415 unless the body is sent as is (no ``Content-Encoding``, or ``identity``)."""
+    encodings = [e.strip().lower() for e in wsgi_env.get("HTTP_CONTENT_ENCODING", "").split(",")]
+    if any(e not in ("", "identity") for e in encodings):
+        raise ApiError(
+            ProblemCode.UNSUPPORTED_CONTENT_ENCODING,
+            "the service takes request bodies only as they are (no Content-Encoding, or identity)",
+        )
+
+
+def read_request_body() -> None:
+    """``before_request``: check the encoding, read the body whole and bounded, and parse
+    it if it is JSON (kept for :func:`json_body`)."""
+    wsgi_env = flask.request.environ
+    check_content_encoding(wsgi_env)
+    data = read_body(wsgi_env, current_settings().http.max_body_bytes)
+    wsgi_env["wsgi.input"] = io.BytesIO(data)
+    wsgi_env["CONTENT_LENGTH"] = str(len(data))
+    wsgi_env.pop("HTTP_TRANSFER_ENCODING", None)
+    flask.request.__dict__.pop("content_length", None)  # a cached value from before
+    if core.is_json(flask.request.mimetype) and data:
+        wsgi_env[JSON_BODY_KEY] = parse_json(data)
+
+
+def json_body(request: flask.Request) -> Any:
+    """The request's JSON value as :func:`read_request_body` parsed it (``missing`` for an
+    empty or non-JSON body, as webargs expects)."""
+    if JSON_BODY_KEY in request.environ:
+        return request.environ[JSON_BODY_KEY]
+    if not core.is_json(request.mimetype):
+        return core.missing
+    data = request.get_data(cache=True)
+    return parse_json(data) if data else core.missing
+
+
+class BodyParser(FlaskParser):
+    """webargs' Flask parser, reading JSON through :func:`json_body` (strict, parsed once)."""
+
+    def _raw_load_json(self, req: flask.Request) -> Any:
+        return json_body(req)
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint whose ``arguments`` read JSON through :class:`BodyParser`."""
+
+    ARGUMENTS_PARSER = BodyParser()
+
+
+def init_body(app: Flask) -> None:
+    """Read every request's body through :func:`read_request_body` (after the request id is
+    set, so refusals carry it)."""
+    app.before_request(read_request_body)

@@ -1,0 +1,281 @@
+"""Real servers on loopback for the ops tests: gunicorn as `make run` starts it, and HAProxy
+with deploy/haproxy.cfg in front of them.
+
+Shared by the load-balancer, fault and HAProxy-rule tests and the abuse suite; the names
+here are imported by them, so keep them stable. Everything binds 127.0.0.1 on a free port,
+runs in its own session (so a whole server can be signalled or killed as one group), and
+is stopped by the caller (``Backend.kill``, ``Balancer.stop``, or ``cluster``).
+"""
+
+from __future__ import annotations
+
+import csv
+import http.client
+import io
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Protocol
+
+REPO = Path(__file__).resolve().parents[2]
+HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
+GUNICORN_CFG = "deploy/gunicorn.conf.py"
+DRAIN_SECONDS = 3.0  # HAProxy needs 2 failed checks 500 ms apart; leave room for a busy CPU
+
+
+def install_debian_tools() -> None:
+    """HAProxy and wrk, installed from Debian if missing (fails loudly if that fails)."""
+    subprocess.run(["bash", str(REPO / "deploy" / "install-test-deps.sh")], check=True, timeout=900)
+
+
+def free_port() -> int:
+    """A loopback port free at the time of asking."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def http_get(port: int, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    """GET ``path`` from 127.0.0.1:``port`` on a fresh connection: status and body."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+def wait_for(what: str, check: Callable[[], bool], timeout: float, interval: float = 0.1) -> float:
+    """Poll ``check`` until true; the seconds it took. Fails the test after ``timeout``."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        try:
+            if check():
+                return time.monotonic() - start
+        except OSError:
+            pass
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def child_pids(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (a gunicorn master's: its workers)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            children.append(int(entry.name))
+    return sorted(children)
+
+
+class Server(Protocol):
+    """What the balancer needs of a server: a name for its server line, and a loopback port."""
+
+    name: str
+    port: int
+
+
+class Backend:
+    """One gunicorn server (master and workers) on a loopback port, as `make run` starts it
+    (deploy/gunicorn.conf.py), with its runtime files and logs under ``workdir/name``."""
+
+    def __init__(
+        self,
+        name: str,
+        workdir: Path,
+        *,
+        workers: int = 2,
+        threads: int = 4,
+        drain_seconds: float = DRAIN_SECONDS,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.port = free_port()
+        self.dir = workdir / name
+        self.dir.mkdir()
+        self.workers = workers
+        self.threads = threads
+        self.drain_seconds = drain_seconds
+        self.extra_env = dict(env or {})
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def access_log(self) -> Path:
+        return self.dir / "access.log"
+
+    @property
+    def error_log(self) -> Path:
+        return self.dir / "error.log"
+
+    @property
+    def pid(self) -> int:
+        """The master's pid (also the process group of the whole server)."""
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, ready_timeout: float = 30.0) -> None:
+        """Start gunicorn and wait until its /readyz answers 200."""
+        env = {
+            **os.environ,
+            "HOST": "127.0.0.1",
+            "PORT": str(self.port),
+            "WEB_CONCURRENCY": str(self.workers),
+            "GUNICORN_THREADS": str(self.threads),
+            "GUNICORN_DRAIN_SECONDS": str(self.drain_seconds),
+            "PROMETHEUS_MULTIPROC_DIR": str(self.dir / "metrics"),
+            "DRAIN_FILE": str(self.dir / "draining"),
+            "LOG_LEVEL": "info",
+            "TMPDIR": str(self.dir),  # gunicorn's run directory: nothing left in /tmp after a SIGKILL
+            **self.extra_env,
+        }
+        with open(self.access_log, "ab") as out, open(self.error_log, "ab") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CFG, "service.wsgi:app"],
+                cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True,
+            )
+        wait_for(f"{self.name} to be ready", lambda: http_get(self.port, "/readyz")[0] == 200, ready_timeout)
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def worker_pids(self) -> list[int]:
+        """The master's live workers."""
+        return child_pids(self.pid) if self.running() else []
+
+    def terminate(self) -> None:
+        """SIGTERM to the master: the graceful stop (drain, then finish in-flight requests)."""
+        self.send_signal(signal.SIGTERM)
+
+    def send_signal(self, sig: int) -> None:
+        """A signal to the master only."""
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+
+    def signal_group(self, sig: int) -> None:
+        """A signal to every process of the server (master, workers, their children)."""
+        os.killpg(self.pid, sig)
+
+    def wait(self, timeout: float) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout)
+
+    def metric(self, name: str, **labels: str) -> float:
+        """A metric of this server, summed over its workers, read from its /metrics."""
+        status, body = http_get(self.port, "/metrics")
+        assert status == 200
+        want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        for line in body.decode().splitlines():
+            if line.startswith(f"{name}{{{want}}} "):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    def kill(self) -> None:
+        """Teardown: a second SIGTERM skips the drain; then the whole session for good.
+        A stopped (SIGSTOP) server is continued first so that it can stop."""
+        if self.proc is None:
+            return
+        if self.running():
+            with suppress(ProcessLookupError):
+                self.signal_group(signal.SIGCONT)
+            self.proc.send_signal(signal.SIGTERM)
+            time.sleep(0.2)
+            self.proc.send_signal(signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                self.proc.wait(15)
+        with suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its own session: anything left of it
+        if self.proc.poll() is None:
+            self.proc.wait(5)
+
+
+class Balancer:
+    """HAProxy with deploy/haproxy.cfg (or ``config``), its DNS server template swapped for
+    the loopback ``backends``; the public port is ``port``, the stats one ``stats_port``."""
+
+    def __init__(self, backends: Sequence[Server], workdir: Path, config: Path = HAPROXY_CFG) -> None:
+        self.port = free_port()
+        self.stats_port = free_port()
+        self.log = workdir / "haproxy.log"
+        servers = "".join(f"    server {b.name} 127.0.0.1:{b.port} check\n" for b in backends)
+        cfg, n = re.subn(r"^\s*server-template .*\n", servers, config.read_text(), flags=re.M)
+        assert n == 1, "the HAProxy config should declare its servers with one server-template line"
+        self.cfg = workdir / "haproxy.cfg"
+        self.cfg.write_text(cfg)
+        env = {**os.environ, "HAPROXY_BIND": f"127.0.0.1:{self.port}",
+               "HAPROXY_STATS_BIND": f"127.0.0.1:{self.stats_port}"}
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(["haproxy", "-db", "-f", str(self.cfg)], env=env, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        names = [b.name for b in backends]
+        wait_for("HAProxy to see every server up", lambda: all(self.state(n) == "UP" for n in names), 20)
+
+    def _stats(self) -> list[dict[str, str]]:
+        status, body = http_get(self.stats_port, "/stats;csv")
+        assert status == 200
+        return list(csv.DictReader(io.StringIO(body.decode().lstrip("# "))))
+
+    def state(self, server: str) -> str:
+        """The server's state in HAProxy's stats (UP, DOWN, or a transition like 'UP 1/2')."""
+        return next(r["status"] for r in self._stats() if r["pxname"] == "api" and r["svname"] == server)
+
+    def failed_checks(self, server: str) -> int:
+        """Health checks of the server that failed since HAProxy started."""
+        return int(next(r["chkfail"] for r in self._stats() if r["pxname"] == "api" and r["svname"] == server) or 0)
+
+    def counters(self) -> dict[str, int]:
+        """Requests retried and redispatched by HAProxy, for the record."""
+        row = next(r for r in self._stats() if r["pxname"] == "api" and r["svname"] == "BACKEND")
+        return {"retries": int(row["wretr"] or 0), "redispatches": int(row["wredis"] or 0)}
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+@contextmanager
+def cluster(
+    workdir: Path,
+    count: int = 2,
+    *,
+    workers: int = 2,
+    threads: int = 4,
+    drain_seconds: float = DRAIN_SECONDS,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[tuple[list[Backend], Balancer]]:
+    """``count`` gunicorn servers named api1, api2, ... (each as ``Backend`` with these
+    options) behind one HAProxy; all stopped on exit."""
+    backends = [
+        Backend(f"api{i + 1}", workdir, workers=workers, threads=threads, drain_seconds=drain_seconds, env=env)
+        for i in range(count)
+    ]
+    balancer = None
+    try:
+        for b in backends:
+            b.start()
+        balancer = Balancer(backends, workdir)
+        yield backends, balancer
+    finally:
+        if balancer is not None:
+            balancer.stop()
+        for b in backends:
+            b.kill()

@@ -1,0 +1,376 @@
+"""The request rules of deploy/haproxy.cfg, through the real HAProxy on loopback.
+
+- No spelling of ``/metrics`` reaches the app's metrics through the public side: the path
+  is normalized and decoded before the balancer decides.
+- A request reaches a server only whole (headers and body buffered first); one that stays
+  half-sent is answered 408 by HAProxy and never reaches a server. 200 half-sent bodies
+  held open for 10 s keep neither server from its health checks nor /moves from answering.
+- A play request (a move, a plain deal) that a server does not answer within a second is
+  answered by another server; a search (solve, hint, winnable deal) keeps its long timeout.
+- A search whose client closed its connection is aborted towards the server.
+
+Most of these run against ``Recorder``, a minimal HTTP server that notes when each request
+arrives and can hang, so that what the balancer passes on is observed directly; the
+half-body and metrics tests run the real gunicorn servers (tests/ops/servers.py).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import selectors
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from service.http import create_app
+from tests.app_settings import settings_for_tests
+from tests.ops.servers import Backend, Balancer, cluster, free_port, install_debian_tools, wait_for
+
+pytestmark = pytest.mark.slow
+
+MOVES = "/v1/games/penguin/moves"
+SOLVE = "/v1/games/penguin/solve"
+HINT = "/v1/games/penguin/hint"
+DEALS = "/v1/games/penguin/deals"
+HALF_BODIES = 200
+HALF_BODY_SECONDS = 10.0
+PLAY_TIMEOUT = 1.0  # the play endpoints' server timeout in deploy/haproxy.cfg
+SLOW_REQUEST_TIMEOUT = 5.0  # timeout http-request there
+
+# Spellings of /metrics a client may try on the public side. Several of them reach the
+# metrics when sent to gunicorn directly (//metrics, /%6Detrics, /%2Fmetrics, absolute
+# URIs); paths are case-sensitive in the app, so /METRICS is its 404 either way.
+METRICS_SPELLINGS = [
+    "/metrics", "//metrics", "///metrics", "/%6Detrics", "/%6detrics", "/%6D%65%74%72%69%63%73",
+    "/metric%73", "/./metrics", "/%2E/metrics", "/x/../metrics", "/x/%2E%2E/metrics", "/../metrics",
+    "/%2e%2e/metrics", "/v1//../metrics", "/x/./../metrics", "/METRICS", "/metrics?x", "/metrics/",
+    "/metrics//", "/metrics/.", "/metrics#x", "/%2Fmetrics", "/%2fmetrics", "/%2F%2E%2Fmetrics",
+    "/.%2Fmetrics", "/x/..%2Fmetrics", "/%252Fmetrics", "/metrics%00", "/metrics;x", "/\\metrics",
+    "http://x/metrics", "http://x//metrics", "http://x/%6Detrics",
+]
+
+
+@pytest.fixture(scope="module")
+def debian_tools() -> None:
+    install_debian_tools()
+
+
+def raw_get(port: int, target: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    """GET a request target sent byte for byte (http.client would quote or refuse some)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(f"GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def is_metrics(body: bytes) -> bool:
+    """Prometheus text exposition, as the app's /metrics answers."""
+    return b"# HELP " in body and b"# TYPE " in body
+
+
+# --- a server that records what reaches it --------------------------------------------
+
+
+@dataclass
+class Arrival:
+    """One request as a server saw it: when its first and last bytes came, and whether the
+    connection was closed on it before it was answered."""
+
+    path: str
+    first_byte: float
+    whole: float
+    body: bytes
+    closed_unanswered: float | None = None
+
+
+@dataclass
+class Recorder:
+    """A minimal HTTP/1.1 server on loopback: answers /readyz, answers every other request
+    ``{}`` unless its path ends with one of ``hang`` (then it waits, without answering,
+    until the peer closes). Records every request but the health checks."""
+
+    name: str
+    hang: tuple[str, ...] = ()
+    port: int = field(default_factory=free_port)
+    arrivals: list[Arrival] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", self.port), backlog=256)
+        self.stopping = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self) -> None:
+        while not self.stopping:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30)
+            try:
+                data = conn.recv(65536)
+                first = time.monotonic()
+                while b"\r\n\r\n" not in data:
+                    more = conn.recv(65536)
+                    if not more:
+                        return
+                    data += more
+                head, _, body = data.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1]
+                length = next((int(x.split(":", 1)[1]) for x in lines[1:] if x.lower().startswith("content-length:")), 0)
+                while len(body) < length:
+                    more = conn.recv(65536)
+                    if not more:
+                        return
+                    body += more
+                if path == "/readyz":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                    return
+                arrival = Arrival(path, first, time.monotonic(), body)
+                with self.lock:
+                    self.arrivals.append(arrival)
+                if path.endswith(self.hang):
+                    try:
+                        while conn.recv(65536):
+                            pass
+                    except ConnectionResetError:
+                        pass
+                    arrival.closed_unanswered = time.monotonic()
+                    return
+                answer = json.dumps({"server": self.name}).encode()
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+            except OSError:
+                return
+
+    def seen(self, path: str) -> list[Arrival]:
+        with self.lock:
+            return [a for a in self.arrivals if a.path == path]
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.listener.close()
+
+
+@pytest.fixture()
+def recorders(debian_tools: None, tmp_path: Path) -> Iterator[tuple[Recorder, Recorder, Balancer]]:
+    """Two recorders behind HAProxy: ``slow`` hangs on /moves, /solve, /hint and /deals;
+    ``fast`` answers everything."""
+    slow, fast = Recorder("slow", hang=("/moves", "/solve", "/hint", "/deals")), Recorder("fast")
+    balancer = None
+    try:
+        balancer = Balancer([slow, fast], tmp_path)
+        yield slow, fast, balancer
+    finally:
+        if balancer is not None:
+            balancer.stop()
+        slow.stop()
+        fast.stop()
+
+
+def post_head(path: str, length: int) -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {length}\r\n\r\n").encode()
+
+
+def read_status(s: socket.socket) -> int:
+    data = b""
+    while b"\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            return 0
+        data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+# --- tests ------------------------------------------------------------------------------
+
+
+def test_a_request_reaches_a_server_only_once_its_body_is_whole(recorders: tuple[Recorder, Recorder, Balancer]) -> None:
+    slow, fast, lb = recorders
+    # The largest body the API takes (MAX_BODY_BYTES), sent in two halves 1 s apart.
+    body = b'{"pad": "' + b"x" * (65536 - 11) + b'"}'
+    assert len(body) == 65536
+    with socket.create_connection(("127.0.0.1", lb.port), timeout=10) as s:
+        s.sendall(post_head("/v1/games/penguin/validate", len(body)) + body[:32768])
+        time.sleep(1.0)
+        rest_sent = time.monotonic()
+        s.sendall(body[32768:])
+        assert read_status(s) == 200
+    (arrival,) = slow.seen("/v1/games/penguin/validate") + fast.seen("/v1/games/penguin/validate")
+    assert arrival.body == body
+    assert arrival.first_byte >= rest_sent, "the server got the request before its body was whole"
+
+
+def test_a_half_sent_request_is_answered_408_and_never_reaches_a_server(
+    recorders: tuple[Recorder, Recorder, Balancer],
+) -> None:
+    slow, fast, lb = recorders
+    half_body = socket.create_connection(("127.0.0.1", lb.port), timeout=SLOW_REQUEST_TIMEOUT + 5)
+    half_head = socket.create_connection(("127.0.0.1", lb.port), timeout=SLOW_REQUEST_TIMEOUT + 5)
+    with half_body, half_head:
+        start = time.monotonic()
+        half_body.sendall(post_head("/v1/games/penguin/validate", 100) + b'{"state": ')
+        half_head.sendall(b"GET /v1/games HTTP/1.1\r\nHost: loc")  # headers that never end
+        assert read_status(half_body) == 408
+        waited = time.monotonic() - start
+        assert read_status(half_head) == 408
+    assert SLOW_REQUEST_TIMEOUT - 0.5 < waited < SLOW_REQUEST_TIMEOUT + 2
+    assert not slow.seen("/v1/games/penguin/validate") and not fast.seen("/v1/games/penguin/validate")
+    assert not slow.seen("/v1/games") and not fast.seen("/v1/games")
+
+
+PLAY = [(MOVES, b'{"state": {}}'), (DEALS, b'{"deal": 1}')]
+SEARCHES = [(SOLVE, b'{"state": {}}'), (HINT, b'{"state": {}}'), (DEALS, b'{"deal": 1, "winnable": true}')]
+
+
+@pytest.mark.parametrize(("path", "body"), PLAY, ids=["moves", "deal"])
+def test_a_play_request_a_server_does_not_answer_is_answered_by_another_within_about_a_second(
+    recorders: tuple[Recorder, Recorder, Balancer], path: str, body: bytes,
+) -> None:
+    slow, _, lb = recorders
+    slowest = 0.0
+    for _ in range(6):  # leastconn spreads them: some go to the hanging server first
+        conn = http.client.HTTPConnection("127.0.0.1", lb.port, timeout=10)
+        start = time.monotonic()
+        conn.request("POST", path, body, {"Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert (r.status, json.loads(r.read())) == (200, {"server": "fast"})
+        slowest = max(slowest, time.monotonic() - start)
+        conn.close()
+    assert slow.seen(path), "no request went to the hanging server: the test proved nothing"
+    assert PLAY_TIMEOUT - 0.1 < slowest < PLAY_TIMEOUT + 0.5
+    assert lb.counters()["retries"] >= len(slow.seen(path))
+
+
+@pytest.mark.parametrize(("path", "body"), SEARCHES, ids=["solve", "hint", "winnable-deal"])
+def test_a_search_keeps_the_long_timeout_and_is_aborted_towards_the_server_when_its_client_leaves(
+    recorders: tuple[Recorder, Recorder, Balancer], path: str, body: bytes,
+) -> None:
+    slow, fast, lb = recorders
+    # Send searches until one is on the hanging server (leastconn alternates between them).
+    for sent in range(1, 7):
+        s = socket.create_connection(("127.0.0.1", lb.port), timeout=10)
+        s.sendall(post_head(path, len(body)) + body)
+        wait_for("the search to reach a server", lambda n=sent: len(slow.seen(path) + fast.seen(path)) >= n, 2)
+        if slow.seen(path):
+            break
+        s.close()
+    (arrival,) = slow.seen(path)
+    # Not cut at the play timeout: 2 s on, the server still holds it unanswered.
+    time.sleep(2 * PLAY_TIMEOUT)
+    assert arrival.closed_unanswered is None
+    s.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        s.recv(1)  # and the client got nothing yet
+    left = time.monotonic()
+    s.close()
+    wait_for("HAProxy to close the server's connection", lambda: arrival.closed_unanswered is not None, 1.0, 0.02)
+    assert arrival.closed_unanswered is not None and arrival.closed_unanswered - left < 1.0
+
+
+# --- against the real servers -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def servers(debian_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Backend], Balancer]]:
+    with cluster(tmp_path_factory.mktemp("haproxy-rules")) as both:
+        yield both
+
+
+def test_no_spelling_of_metrics_reaches_the_metrics_through_the_public_side(
+    servers: tuple[list[Backend], Balancer],
+) -> None:
+    (api1, _), lb = servers
+    status, body = raw_get(api1.port, "/metrics")
+    assert status == 200 and is_metrics(body), "the check below must recognize the metrics"
+    leaked = []
+    for target in METRICS_SPELLINGS:
+        status, body = raw_get(lb.port, target)
+        if is_metrics(body) or not 400 <= status < 500:
+            leaked.append(f"{target} -> {status}")
+    assert not leaked, f"through HAProxy's public side: {leaked}"
+
+
+@dataclass
+class HalfBodies:
+    """Keeps ``count`` connections open that each sent headers and half a body, reopening
+    any the balancer closes, until stopped. ``closed`` counts the ones it closed."""
+
+    port: int
+    count: int
+    closed: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def open_one(self, selector: selectors.DefaultSelector) -> None:
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        s.sendall(post_head(MOVES, 2000) + b'{"state": {"format": 1, "game": "penguin", "piles": {' + b" " * 900)
+        s.setblocking(False)
+        selector.register(s, selectors.EVENT_READ)
+
+    def run(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            for _ in range(self.count):
+                self.open_one(selector)
+            while not self.stop.is_set():
+                for key, _ in selector.select(timeout=0.1):
+                    s = key.fileobj
+                    assert isinstance(s, socket.socket)
+                    selector.unregister(s)
+                    s.close()  # the balancer answered (408) or closed it: open another
+                    self.closed += 1
+                    self.open_one(selector)
+            for key in list(selector.get_map().values()):
+                assert isinstance(key.fileobj, socket.socket)
+                key.fileobj.close()
+
+
+def test_half_sent_bodies_take_neither_server_offline(servers: tuple[list[Backend], Balancer]) -> None:
+    backends, lb = servers
+    names = [b.name for b in backends]
+    failed_checks = {n: lb.failed_checks(n) for n in names}
+    client = create_app(settings_for_tests()).test_client()
+    deal = client.post("/v1/games/penguin/deals", json={"deal": 1}).json
+    moves_body = json.dumps({"state": deal["state"], "move": deal["legal_moves"][0]})
+
+    attack = HalfBodies(lb.port, HALF_BODIES)
+    thread = threading.Thread(target=attack.run, daemon=True)
+    thread.start()
+    states: set[str] = set()
+    times: list[float] = []
+    try:
+        end = time.monotonic() + HALF_BODY_SECONDS
+        while time.monotonic() < end:
+            states.update(lb.state(n) for n in names)
+            conn = http.client.HTTPConnection("127.0.0.1", lb.port, timeout=5)
+            start = time.monotonic()
+            conn.request("POST", MOVES, moves_body, {"Content-Type": "application/json"})
+            r = conn.getresponse()
+            r.read()
+            times.append(time.monotonic() - start)
+            conn.close()
+            assert r.status == 200
+            time.sleep(0.1)
+    finally:
+        attack.stop.set()
+        thread.join(10)
+    print(f"\n{HALF_BODIES} half-sent bodies for {HALF_BODY_SECONDS:g} s: {attack.closed} closed by HAProxy; "
+          f"{len(times)} /moves, slowest {max(times) * 1000:.0f} ms; server states {sorted(states)}")
+    assert states == {"UP"}
+    assert {n: lb.failed_checks(n) for n in names} == failed_checks
+    assert max(times) < 1.0
+    assert attack.closed >= HALF_BODIES, "HAProxy should cut each half-sent request after 5 s"

@@ -1,0 +1,284 @@
+"""The pool of solver processes (service/solver/pool.py): same answers as the solver in
+process, refusal at once when full, abandoned searches stopped, dead processes replaced,
+and the counts the metrics show.
+
+The admission rules (slots, queue, refusal, leaving the queue) are checked first without
+processes, on a pool that runs searches in the calling thread (quick). The tests marked
+slow share one pool of real processes (the fork server starts once); their long searches
+(a 10 s Forty Thieves solve) are always ended early, by the same client-gone check that
+serves closed connections, so each takes well under a second once the pool is warm.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from service.engine.registry import get_game
+from service.http.searches import POOL_METRICS
+from service.settings import check_searches_leave_threads, read_settings
+from service.solver import Limits, SolveResult, first_winnable_deal, hint, solve_position
+from service.solver.pool import (
+    POLL_SECONDS,
+    PoolBusy,
+    Refusal,
+    Search,
+    SearchAbandoned,
+    SolverFailed,
+    SolverPool,
+)
+from service.solver.worker import SOLVER_NICENESS
+
+LONG = 10.0  # the budget of a search that runs until the test stops it
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SolverPool]:
+    """One process and one place in the queue; warm (its first process started)."""
+    pool = SolverPool(1, 1, POOL_METRICS)
+    game = get_game("penguin")
+    pool.run(Search(solve_position, game, (game.initial_state(1), Limits(1, 1000)), 1))
+    yield pool
+    pool.close()
+
+
+def long_search() -> Search[SolveResult]:
+    game = get_game("forty-thieves")
+    return Search(solve_position, game, (game.initial_state(3), Limits(LONG, 10**7)), LONG)
+
+
+class Client:
+    """A search run in a thread, as a request would, whose client can leave."""
+
+    def __init__(self, pool: SolverPool, search: Search[Any]) -> None:
+        self.left = threading.Event()
+        self.outcome: list[Any] = []
+        self.thread = threading.Thread(target=self.run, args=(pool, search), daemon=True)
+        self.thread.start()
+
+    def run(self, pool: SolverPool, search: Search[Any]) -> None:
+        try:
+            self.outcome.append(pool.run(search, self.left.is_set))
+        except Exception as e:
+            self.outcome.append(e)
+
+    def leave(self) -> float:
+        """Close the connection; the seconds until the pool gave the thread back."""
+        started = time.monotonic()
+        self.left.set()
+        self.thread.join(5)
+        assert not self.thread.is_alive()
+        return time.monotonic() - started
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
+def same(a: SolveResult, b: SolveResult) -> bool:
+    return (a.result, a.moves, a.states, a.stopped_by) == (b.result, b.moves, b.states, b.stopped_by)
+
+
+# --- admission, without processes ----------------------------------------------------------
+
+def blocked(game: Any, release: threading.Event) -> str:
+    """A search that runs until the test releases it."""
+    assert release.wait(5)
+    return "done"
+
+
+def test_a_full_pool_refuses_at_once_and_a_queued_search_can_leave() -> None:
+    pool = SolverPool(0, 1, POOL_METRICS)
+    game = get_game("penguin")
+    release = threading.Event()
+    running = Client(pool, Search(blocked, game, (release,), 4))
+    wait_until(lambda: pool.counts() == (1, 0))
+    queued = Client(pool, Search(blocked, game, (release,), 4))
+    wait_until(lambda: pool.counts() == (1, 1))
+    refused_before = REGISTRY.get_sample_value("solver_refusals_total", {"reason": Refusal.QUEUE_FULL.value}) or 0
+    started = time.perf_counter()
+    with pytest.raises(PoolBusy) as busy:
+        pool.run(Search(blocked, game, (release,), 4))
+    assert time.perf_counter() - started < 0.05
+    assert busy.value.retry_after == 4  # the running search's budget, rounded up
+    assert REGISTRY.get_sample_value("solver_refusals_total", {"reason": Refusal.QUEUE_FULL.value}) == refused_before + 1
+    assert queued.leave() < POLL_SECONDS + 0.2
+    assert isinstance(queued.outcome[0], SearchAbandoned)
+    assert pool.counts() == (1, 0)
+    release.set()
+    running.thread.join(5)
+    assert running.outcome == ["done"] and pool.counts() == (0, 0)
+
+
+def test_queued_searches_start_in_order_as_places_free() -> None:
+    pool = SolverPool(0, 2)
+    game = get_game("penguin")
+    releases = [threading.Event() for _ in range(3)]
+    clients = []
+    for i, release in enumerate(releases):
+        clients.append(Client(pool, Search(blocked, game, (release,), 4)))
+        wait_until(lambda i=i: sum(pool.counts()) == i + 1)
+    assert pool.counts() == (1, 2)
+    for i, release in enumerate(releases):
+        release.set()
+        clients[i].thread.join(5)
+        assert clients[i].outcome == ["done"]
+        assert all(not c.outcome for c in clients[i + 1:])  # the later ones still wait
+    assert pool.counts() == (0, 0)
+
+
+def test_the_metrics_show_searches_running_and_queued() -> None:
+    def gauges() -> tuple[float, float]:
+        return (REGISTRY.get_sample_value("solver_searches_running") or 0.0,
+                REGISTRY.get_sample_value("solver_searches_queued") or 0.0)
+
+    before = gauges()
+    pool = SolverPool(0, 1, POOL_METRICS)
+    game = get_game("penguin")
+    release = threading.Event()
+    running = Client(pool, Search(blocked, game, (release,), 4))
+    queued = Client(pool, Search(blocked, game, (release,), 4))
+    wait_until(lambda: gauges() == (before[0] + 1, before[1] + 1))
+    gone_before = REGISTRY.get_sample_value("solver_refusals_total", {"reason": Refusal.CLIENT_GONE.value}) or 0
+    queued.leave()
+    assert gauges() == (before[0] + 1, before[1])
+    assert REGISTRY.get_sample_value("solver_refusals_total", {"reason": Refusal.CLIENT_GONE.value}) == gone_before + 1
+    release.set()
+    running.thread.join(5)
+    assert gauges() == before
+
+
+def test_without_processes_searches_run_in_the_calling_thread() -> None:
+    pool = SolverPool(0, 0)
+    game = get_game("penguin")
+    seen: list[int] = []
+
+    def note_thread(game: Any, state: Any) -> int:
+        seen.append(threading.get_ident())
+        return len(state.piles)
+
+    assert pool.run(Search(note_thread, game, (game.initial_state(1),), 1)) == len(game.initial_state(1).piles)
+    assert seen == [threading.get_ident()]
+
+
+# --- solver processes (slow: they start processes) ------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game_id", "deal", "max_states"), [
+    ("penguin", 1, 10**6), ("penguin", 2, 10**6), ("penguin", 7, 300),
+    ("small-billee", 1, 5000), ("small-billee", 2, 5000), ("small-billee", 3, 400),
+])
+def test_the_pool_answers_as_the_solver_in_process(pool: SolverPool, game_id: str, deal: int, max_states: int) -> None:
+    """Position limits only (no time limit reached): the searches are deterministic."""
+    game = get_game(game_id)
+    args = (game.initial_state(deal), Limits(30, max_states))
+    assert same(pool.run(Search(solve_position, game, args, 30)), solve_position(game, *args))
+
+
+@pytest.mark.slow
+def test_hints_and_winnable_deals_through_the_pool(pool: SolverPool) -> None:
+    game = get_game("penguin", {"cells": 7})
+    args = (game.initial_state(3), Limits(30, 10**6))
+    given, here = pool.run(Search(hint, game, args, 30)), hint(game, *args)
+    assert (given.move, given.reason.split(" found in")[0], given.winnable) == (here.move, here.reason.split(" found in")[0], here.winnable)
+    found = pool.run(Search(first_winnable_deal, game, (5, 5.0, 3, 10**6, 30.0), 30))
+    assert found == first_winnable_deal(game, 5, 5.0, 3, 10**6, 30.0)
+
+
+@pytest.mark.slow
+def test_a_full_pool_of_processes_refuses_at_once(pool: SolverPool) -> None:
+    running = Client(pool, long_search())
+    wait_until(lambda: pool.counts() == (1, 0))
+    queued = Client(pool, long_search())
+    wait_until(lambda: pool.counts() == (1, 1))
+    refused_before = REGISTRY.get_sample_value("solver_refusals_total", {"reason": Refusal.QUEUE_FULL.value}) or 0
+    started = time.perf_counter()
+    with pytest.raises(PoolBusy) as busy:
+        pool.run(long_search())
+    assert time.perf_counter() - started < 0.05
+    assert 1 <= busy.value.retry_after <= LONG
+    assert REGISTRY.get_sample_value("solver_refusals_total", {"reason": Refusal.QUEUE_FULL.value}) == refused_before + 1
+    assert queued.leave() < POLL_SECONDS + 0.5
+    assert isinstance(queued.outcome[0], SearchAbandoned)
+    assert running.leave() < 1.0
+    assert isinstance(running.outcome[0], SearchAbandoned)
+    assert pool.counts() == (0, 0)
+
+
+@pytest.mark.slow
+def test_a_search_whose_client_left_stops_and_its_process_is_replaced(pool: SolverPool) -> None:
+    running = Client(pool, long_search())
+    wait_until(lambda: pool.counts() == (1, 0))
+    time.sleep(0.3)  # the search is under way in its process
+    [worker] = pool.processes_in_use()
+    assert running.leave() < 1.0
+    assert isinstance(running.outcome[0], SearchAbandoned)
+    assert not worker.alive()
+    assert len(pool.pids()) == 1 and worker.pid not in pool.pids()  # its replacement waits, idle
+    game = get_game("penguin")
+    started = time.monotonic()
+    pool.run(Search(solve_position, game, (game.initial_state(2), Limits(1, 1000)), 1))
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.mark.slow
+def test_a_waiting_search_starts_when_the_running_one_ends(pool: SolverPool) -> None:
+    running = Client(pool, long_search())
+    wait_until(lambda: pool.counts() == (1, 0))
+    game = get_game("penguin")
+    waiting = Client(pool, Search(solve_position, game, (game.initial_state(1), Limits(1, 10**6)), 1))
+    wait_until(lambda: pool.counts() == (1, 1))
+    running.leave()
+    waiting.thread.join(5)
+    assert waiting.outcome[0].result == "solved"
+    assert pool.counts() == (0, 0)
+
+
+@pytest.mark.slow
+def test_a_killed_process_is_replaced(pool: SolverPool) -> None:
+    game = get_game("penguin")
+    quick = Search(solve_position, game, (game.initial_state(1), Limits(1, 10**6)), 1)
+    [idle] = pool.pids()
+    os.kill(idle, signal.SIGKILL)  # dies while idle: the next search gets a new process
+    assert pool.run(quick).result == "solved"
+    assert idle not in pool.pids()
+    running = Client(pool, long_search())  # dies during a search: that search fails, the next runs
+    wait_until(lambda: pool.counts() == (1, 0) and bool(pool.processes_in_use()))
+    time.sleep(0.3)  # past the ping that checks an idle process: the search is under way
+    [busy] = pool.processes_in_use()
+    assert busy.pid is not None
+    os.kill(busy.pid, signal.SIGKILL)
+    running.thread.join(5)
+    assert isinstance(running.outcome[0], SolverFailed)
+    assert pool.run(quick).result == "solved"
+
+
+# --- sizing -----------------------------------------------------------------------------------
+
+def test_searches_must_leave_play_a_thread() -> None:
+    """gunicorn's start refuses a pool whose searches could hold every request thread."""
+    defaults = read_settings({}).solver
+    check_searches_leave_threads(defaults, 4)  # 1 running + 1 queued of 4 threads
+    check_searches_leave_threads(replace(defaults, processes=0, queue=2), 4)
+    for processes, queue in ((1, 3), (2, 2), (0, 3)):
+        with pytest.raises(RuntimeError, match=r"SOLVER_PROCESSES.*SOLVER_QUEUE.*GUNICORN_THREADS=4"):
+            check_searches_leave_threads(replace(defaults, processes=processes, queue=queue), 4)
+
+
+@pytest.mark.slow
+def test_solver_processes_yield_the_cpu_to_play(pool: SolverPool) -> None:
+    [pid] = pool.pids()
+    assert os.getpriority(os.PRIO_PROCESS, pid) == SOLVER_NICENESS
+    if hasattr(os, "SCHED_IDLE"):
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE
