@@ -12,9 +12,10 @@ Graceful stop, in three steps (`docker stop` and Kubernetes send SIGTERM):
    workers to finish their in-flight requests (at most ``GUNICORN_GRACEFUL_TIMEOUT``).
 3. A second SIGTERM skips the rest of the drain; SIGINT/SIGQUIT stop at once as usual.
 
-Of the app, the master imports ``service.settings`` (with the solver's settings class,
-never Flask or prometheus_client). It reads the app's settings too, so that a bad value
-stops the start at once rather than every worker at boot. Workers load the app after the
+Of the app, the master imports ``service.settings`` (with the solver's settings class)
+and the worker class, never Flask or prometheus_client. It reads the app's settings too,
+so that a bad value stops the start at once rather than every worker at boot, and hands
+the worker its request bounds (``post_fork``). Workers load the app after the
 fork, and so after ``PROMETHEUS_MULTIPROC_DIR`` is set, which prometheus_client reads
 once, at import.
 """
@@ -32,6 +33,7 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
+from service.gunicorn_worker import WholeRequestWorker
 from service.run_dirs import remove_stale_run_dirs, run_dir
 from service.settings import (
     DRAIN_FILE,
@@ -52,13 +54,15 @@ def _cpu_count() -> int:
 
 
 server_settings = read_gunicorn_settings()
-solver_budget = read_settings().solver.max_seconds  # never above the solver's hard cap
+app_settings = read_settings()
+solver_budget = app_settings.solver.max_seconds  # never above the solver's hard cap
 
 bind = f"{server_settings.host}:{server_settings.port}"
 workers = server_settings.workers or _cpu_count()
 # gthread's threads, but a thread gets a connection only once its request is whole (read in
 # the worker's main loop, bounded by MAX_BODY_BYTES and REQUEST_READ_SECONDS): slow or
-# half-sent requests cost a socket and a small buffer, never a thread.
+# half-sent requests cost a socket and a small buffer, never a thread. It takes its bounds
+# from post_fork below.
 worker_class = "service.gunicorn_worker.WholeRequestWorker"
 threads = server_settings.threads
 worker_connections = server_settings.worker_connections
@@ -75,7 +79,7 @@ proc_name = "patience-engine"
 if os.path.isdir("/dev/shm"):
     worker_tmp_dir = "/dev/shm"  # heartbeat files: never on a slow or overlay disk
 
-check_searches_leave_threads(read_settings().solver, threads)
+check_searches_leave_threads(app_settings.solver, threads)
 if timeout <= solver_budget + 5:
     raise RuntimeError(
         f"GUNICORN_TIMEOUT={timeout} must exceed the solver's largest budget ({solver_budget:g} s) "
@@ -174,6 +178,14 @@ def when_ready(server: Any) -> None:
         timer[0].start()
 
     server.handle_term = handle_term
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """Give the worker the request bounds read here, once (it reads no environment itself)."""
+    if isinstance(worker, WholeRequestWorker):
+        worker.configure(
+            max_body_bytes=app_settings.http.max_body_bytes, read_seconds=server_settings.request_read_seconds
+        )
 
 
 def child_exit(server: Any, worker: Any) -> None:

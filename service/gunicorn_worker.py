@@ -32,8 +32,14 @@ through an unreader that never touches the socket, so a thread never waits for a
   buffers (ours are a few KiB; HAProxy reads them whole).
 - Pipelined requests are answered in order: bytes read past the end of a request wait in
   the connection's buffer and are read as its next request once the answer is sent.
-- HTTP/1.x on plain TCP only: TLS ends at the balancer (``check_config`` refuses
-  ``certfile``), and HTTP/2 is not offered.
+- HTTP/1.x on plain TCP only: TLS ends at the balancer, and HTTP/2 is not offered
+  (``check_config`` refuses ``certfile`` and any ``http2_cleartext`` but ``off``).
+- ``MAX_BODY_BYTES`` and ``REQUEST_READ_SECONDS`` are the values deploy/gunicorn.conf.py
+  read, handed over by its ``post_fork`` hook (:meth:`WholeRequestWorker.configure`); the
+  worker reads no environment, and refuses to boot unconfigured.
+- An unexpected error on one connection in the main loop (a socket gthread closed after
+  the app failed mid-answer, say) closes that connection and is logged, as in gthread; it
+  never ends the worker and its other connections.
 """
 
 from __future__ import annotations
@@ -49,17 +55,16 @@ import resource
 import selectors
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
 from typing import Any
 
+from gunicorn import util
 from gunicorn.http import get_parser
 from gunicorn.http.body import CHUNK_EXT_RE
 from gunicorn.http.unreader import Unreader
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
-
-from service.settings import read_gunicorn_settings, read_settings
 
 MAX_HEAD_BYTES = 32 * 1024
 """Most bytes of a request line and headers together (431 above): a small buffer per
@@ -260,14 +265,17 @@ class RequestFramer:
             return self._read_trailers()
 
     def _check_chunk_size(self, line: bytes, whole: bool) -> None:
-        """Refuse a chunk-size line as soon as its bytes cannot make an acceptable one."""
+        """Refuse a chunk-size line as soon as its bytes cannot make an acceptable one,
+        whatever way they arrive: as gunicorn's parser reads it, whitespace may follow the
+        size only before a ``;`` (RFC 9112 section 7.1.1), so while neither the ``;`` nor
+        the line's end has come, trailing whitespace may still be that and is not judged."""
         if len(line) > self.limits.max_field_bytes:
             raise Rejection(400, "a chunk-size line is too long")
         size, semicolon, extension = line.partition(b";")
-        if semicolon or whole:
-            size = size.rstrip(b" \t") if semicolon else size
-            if not size:
-                raise Rejection(400, "a chunk has no size")
+        if semicolon or not whole:
+            size = size.rstrip(b" \t")
+        if (semicolon or whole or size != line) and not size:
+            raise Rejection(400, "a chunk has no size")  # nothing, or whitespace, before it
         if not HEX_DIGITS.fullmatch(size):
             raise Rejection(400, f"a chunk size is not hexadecimal: {size[:16].decode('latin-1')!r}")
         digits = size.lstrip(b"0")
@@ -308,6 +316,7 @@ class WholeRequestConn(TConn):
         super().__init__(*args)
         self.read_ahead = b""  # bytes read past the request being served (pipelined)
         self.continue_sent = False
+        self.released = False  # closed and no longer counted in the worker's nr_conns
 
 
 @dataclass(eq=False)
@@ -326,10 +335,13 @@ class WholeRequestWorker(ThreadWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.worker_connections: int = self.cfg.worker_connections  # gthread's bound (lowered to fit the fd limit)
-        self.read_seconds = read_gunicorn_settings().request_read_seconds
+        # MAX_BODY_BYTES and REQUEST_READ_SECONDS as deploy/gunicorn.conf.py read them, given
+        # by its post_fork hook through configure(): the worker reads no environment itself.
+        self.configured = False
+        self.read_seconds = 0.0
         cfg = self.cfg
         self.limits = Limits(
-            max_body_bytes=read_settings().http.max_body_bytes,
+            max_body_bytes=0,
             max_request_line=max(cfg.limit_request_line, 0),
             max_field_bytes=cfg.limit_request_field_size if cfg.limit_request_field_size > 0 else MAX_HEAD_BYTES,
             max_fields=cfg.limit_request_fields if cfg.limit_request_fields > 0 else MAX_HEAD_BYTES,
@@ -340,11 +352,20 @@ class WholeRequestWorker(ThreadWorker):
         self.stop_capped = False
         self.accept_paused_until = 0.0
 
+    def configure(self, *, max_body_bytes: int, read_seconds: float) -> None:
+        """The service's bounds on a request (deploy/gunicorn.conf.py's ``post_fork`` calls
+        this with the values it read; a worker never configured refuses to boot)."""
+        self.limits = replace(self.limits, max_body_bytes=max_body_bytes)
+        self.read_seconds = read_seconds
+        self.configured = True
+
     @classmethod
     def check_config(cls, cfg: Any, log: Any) -> None:
         super().check_config(cfg, log)
         if cfg.is_ssl:
             raise RuntimeError(f"{cls.__name__} serves plain HTTP/1.x: end TLS at the balancer")
+        if getattr(cfg, "http2_cleartext", "off") != "off":
+            raise RuntimeError(f"{cls.__name__} serves HTTP/1.x only: http2_cleartext must stay off")
 
     # --- connections in the main loop -------------------------------------------------------
 
@@ -384,10 +405,31 @@ class WholeRequestWorker(ThreadWorker):
         """Close a waiting connection at once."""
         self.unwait(waiting)
         waiting.framer.buf.clear()
-        self.nr_conns -= 1
-        waiting.conn.close()
+        self.release(waiting.conn)
+
+    def release(self, conn: WholeRequestConn) -> None:
+        """Close a connection and stop counting it (once, whatever called first)."""
+        if not conn.released:
+            conn.released = True
+            self.nr_conns -= 1
+        util.close(conn.sock)
+
+    def abandon(self, conn: WholeRequestConn, failure: str) -> None:
+        """After an unexpected error on a connection in the main loop: log it and close that
+        connection, as gthread does, rather than let it end the worker and all the others."""
+        self.log.exception("%s failed for %s: connection closed", failure, conn.client)
+        waiting = self.waiting.get(conn)
+        if waiting is not None:
+            self.unwait(waiting)
+        self.release(conn)
 
     def on_readable(self, waiting: Waiting, sock: socket.socket) -> None:
+        try:
+            self.read_some(waiting, sock)
+        except Exception:
+            self.abandon(waiting.conn, "reading a request")
+
+    def read_some(self, waiting: Waiting, sock: socket.socket) -> None:
         framer = waiting.framer
         try:
             data = sock.recv(RECV_BYTES if waiting.phase is Phase.CLOSING else max(min(RECV_BYTES, framer.room() + 1), 1))
@@ -489,10 +531,12 @@ class WholeRequestWorker(ThreadWorker):
             self.worker_connections = max(descriptors - SPARE_DESCRIPTORS, 1)
             self.log.warning("worker_connections lowered to %d: the file descriptor limit is %d",
                              self.worker_connections, descriptors)
-        self.codes = {
-            400: ProblemCode.MALFORMED_REQUEST, 408: ProblemCode.REQUEST_TIMEOUT, 413: ProblemCode.BODY_TOO_LARGE,
-            414: ProblemCode.REQUEST_LINE_TOO_LONG, 431: ProblemCode.HEADERS_TOO_LARGE,
-        }
+        worker_codes = (ProblemCode.MALFORMED_REQUEST, ProblemCode.REQUEST_TIMEOUT, ProblemCode.BODY_TOO_LARGE,
+                        ProblemCode.REQUEST_LINE_TOO_LONG, ProblemCode.HEADERS_TOO_LARGE)
+        self.codes = {code.status: code for code in worker_codes}
+        if not self.configured:
+            raise RuntimeError(f"{type(self).__name__} was not configured: name it in deploy/gunicorn.conf.py, "
+                               "whose post_fork hook gives it MAX_BODY_BYTES and REQUEST_READ_SECONDS")
         super().init_process()
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
@@ -531,11 +575,21 @@ class WholeRequestWorker(ThreadWorker):
         return super().handle_request(req, conn)
 
     def finish_request(self, conn: WholeRequestConn, fs: Any) -> None:
-        """Back from the thread: wait for the connection's next request, or close it."""
+        """Back from the thread: wait for the connection's next request, or close it. Any
+        error closes this connection only, as in gthread (never the worker and the others)."""
+        try:
+            self.after_request(conn, fs)
+        except Exception:
+            self.abandon(conn, "finishing a request")
+
+    def after_request(self, conn: WholeRequestConn, fs: Any) -> None:
         try:
             keep = bool(fs.result()) if not fs.cancelled() else False
         except Exception:
             keep = False
+        if conn.sock.fileno() < 0:  # closed in the thread (the app failed mid-answer, or gthread gave up)
+            self.release(conn)
+            return
         unread = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
         now = time.monotonic()
         # A stopping worker keeps the connection briefly, as gthread does: a request already

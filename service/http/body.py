@@ -20,9 +20,8 @@ any view runs:
   recursive parser runs), a number longer than :data:`MAX_NUMBER_CHARS` characters, a key
   twice in one object, or ``NaN``/``Infinity`` answer 400 with their own ``code``. The
   value is kept on the request; :class:`BodyParser` hands it to webargs, and
-  :class:`Blueprint` is flask-smorest's Blueprint with that parser. (A view of a plain
-  flask-smorest Blueprint is just as safe: webargs then parses the same bytes again, after
-  they passed the strict parse.)
+  :class:`Blueprint` is flask-smorest's Blueprint with that parser, which every API
+  blueprint uses (webargs never parses a body itself).
 
 The bounds come from the largest legitimate bodies: a state is four levels deep (state,
 piles, group, pile) and a move request five; a deal number has at most 20 digits.
@@ -118,9 +117,11 @@ def _no_constant(name: str) -> Any:
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        keys = [k for k, _ in pairs]
-        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
-        raise ApiError(ProblemCode.DUPLICATE_KEY, f"the key {twice!r} appears more than once in one object")
+        seen: set[str] = set()  # one pass: linear in the number of keys
+        for key, _ in pairs:
+            if key in seen:
+                raise ApiError(ProblemCode.DUPLICATE_KEY, f"the key {key!r} appears more than once in one object")
+            seen.add(key)
     return obj
 
 

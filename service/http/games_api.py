@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Response, jsonify
-from flask_smorest import Blueprint
 from werkzeug.routing import BaseConverter
 
 from service.engine.core import Action, Event, EventKind, Game, Move, RulesError, State
@@ -20,6 +19,7 @@ from service.solver import first_winnable_deal
 from service.solver.pool import Search
 
 from .app_settings import current_settings
+from .body import Blueprint
 from .problems import ApiError, ProblemCode
 from .schemas import (
     Autoplay,

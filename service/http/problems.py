@@ -22,6 +22,8 @@ from flask_smorest.utils import prepare_response
 from marshmallow import fields, validate
 from werkzeug.exceptions import HTTPException
 
+from service.solver.pool import PoolBusy
+
 from .schemas import ProblemDetailSchema, Strict
 
 PROBLEM_JSON = "application/problem+json"
@@ -70,8 +72,12 @@ class ProblemCode(StrEnum):
     REQUEST_LINE_TOO_LONG = "request-line-too-long", 414, "Request line too long"
     HEADERS_TOO_LARGE = "headers-too-large", 431, "Request headers too large"
     DRAINING = "draining", 503
-    # Every solver process busy and the wait queue full (service/solver/pool.py), with Retry-After.
+    # The solver pool (service/http/searches.py): every solver process busy and the wait queue
+    # full, or a search queued as long as it may (Retry-After); a solver process that died or
+    # overran (Retry-After: 1); a search stopped because its client left (nobody reads it).
     SOLVER_BUSY = "solver-busy", 503, "Solver busy"
+    SOLVER_FAILED = "solver-failed", 503, "Solver process failed"
+    CLIENT_GONE = "client-gone", 503, "Client gone"
     HTTP_ERROR = "http-error", None
     INTERNAL_ERROR = "internal-error", 500
 
@@ -273,9 +279,14 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
         (ProblemCode.UNSUPPORTED_CONTENT_ENCODING, "the service takes request bodies only as they are (no Content-Encoding, or identity)", {}),
     ),
     503: (
-        "Every solver process of the server is busy and its wait queue is full (SOLVER_PROCESSES, SOLVER_QUEUE): "
-        "the search is refused at once; ask again after `Retry-After` seconds (another server may have room).",
-        (ProblemCode.SOLVER_BUSY, "every solver process is busy (1) and 1 search(es) wait already; retry after 8 s", {}),
+        "`solver-busy`: every solver process of the server is busy and its wait queue is full (SOLVER_PROCESSES, "
+        "SOLVER_QUEUE), answered at once, or the search waited in the queue as long as it may; ask again after "
+        "`Retry-After` seconds (another server may have room). "
+        "`solver-failed`: the search's solver process died, overran its budget or could not start; the answer is "
+        "lost, not wrong: ask again (`Retry-After: 1`). "
+        "`client-gone`: the client closed its connection, so the search was stopped (nobody reads this answer).",
+        # The detail as the pool words it, for an example pool of 1 process and 1 place in the queue.
+        (ProblemCode.SOLVER_BUSY, str(PoolBusy.full(processes=1, queue=1, retry_after=8)), {}),
     ),
     422: (
         "The body matches the schema but its content cannot be accepted: an inconsistent state (a card missing or twice, "
@@ -290,7 +301,8 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
 ERROR_HEADERS: dict[int, dict[str, Any]] = {
     503: {
         "Retry-After": {
-            "description": "Seconds after which a solver process should be free (the earliest end of a running search's budget).",
+            "description": "Seconds after which to ask again: for `solver-busy`, when a solver process should be free "
+                           "(the earliest end of a running search's budget); for `solver-failed`, 1.",
             "schema": {"type": "integer", "minimum": 1},
         },
     },

@@ -2,10 +2,27 @@
 
 :func:`run_search` runs a search in this process's :class:`~service.solver.pool.SolverPool`,
 sized by the app's settings (``SOLVER_PROCESSES``, ``SOLVER_QUEUE``), and turns the pool's
-refusals into problems: a full pool answers 503 ``solver-busy`` at once, with
-``Retry-After``. While a search waits or runs, the pool asks :func:`client_gone` whether
-the client has closed its connection (under gunicorn, whose socket the WSGI environ
-carries; the test client has none), and stops the search if so.
+refusals and failures into problems, each a 503:
+
+- ``solver-busy``, with ``Retry-After``: the pool is full (answered at once), or the search
+  waited in the queue as long as it may (until the searches running when it came must be
+  out). Overload: behind HAProxy it may be retried on another server.
+- ``solver-failed``, with ``Retry-After: 1``: the search's solver process died or did not
+  answer within its budget and grace (it was killed and replaced), or none could start
+  (logged at error level).
+  The answer is lost, not wrong, so asking again, here or on another server, may succeed;
+  a 500 would say the service has a bug and would not be retried. A search that raises in
+  its process is such a bug: that stays a 500 ``internal-error``, logged with its trace.
+- ``client-gone``: the client closed its connection while its search waited or ran; the
+  search was stopped. Nobody reads this answer, but WSGI has no way to end a request
+  without one, and HTTP has no status for it (nginx's 499 is not HTTP). It has a code of its
+  own so that it is never counted or logged as overload (``solver-busy``): the metrics and
+  the access log tell the two apart by code, and ``solver_refusals_total`` counts it under
+  ``client-gone``.
+
+While a search waits or runs, the pool asks :func:`client_gone` whether the client has
+closed its connection (under gunicorn, whose socket the WSGI environ carries; the test
+client has none), and stops the search if so.
 
 The metrics of the pool live here, not in the solver: searches running and queued (gauges
 summed over gunicorn's workers, ``livesum``) and refusals by reason (a fixed set).
@@ -13,6 +30,7 @@ summed over gunicorn's workers, ``livesum``) and refusals by reason (a fixed set
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 from collections.abc import Callable, Mapping
@@ -21,12 +39,13 @@ from typing import Any, TypeVar
 import flask
 from prometheus_client import Counter, Gauge
 
-from service.solver.pool import PoolBusy, Refusal, Search, SearchAbandoned, shared_pool
+from service.solver.pool import PoolBusy, Refusal, Search, SearchAbandoned, SolverFailed, shared_pool
 
 from .app_settings import current_settings
 from .problems import ApiError, ProblemCode
 
 T = TypeVar("T")
+log = logging.getLogger("service.http")
 
 SEARCHES_RUNNING = Gauge(
     "solver_searches_running", "Searches running in solver processes now.", multiprocess_mode="livesum"
@@ -36,8 +55,9 @@ SEARCHES_QUEUED = Gauge(
 )
 SEARCH_REFUSALS = Counter(
     "solver_refusals",
-    "Searches not answered, by reason: queue-full (503 solver-busy at once), client-gone "
-    "(the client closed its connection; the search was stopped).",
+    "Searches not answered, by reason: queue-full (503 solver-busy at once), queue-timeout "
+    "(503 solver-busy after waiting as long as a search may), client-gone (the client closed "
+    "its connection; the search was stopped).",
     ["reason"],
 )
 for _reason in Refusal:
@@ -61,6 +81,8 @@ POOL_METRICS = PoolMetrics()
 
 
 GUNICORN_SOCKET = "gunicorn.socket"  # the WSGI environ's key of the client's socket, under gunicorn
+# The peer shut its side: a poll event of Linux only; elsewhere the peek below sees the EOF.
+POLLRDHUP: int = getattr(select, "POLLRDHUP", 0)
 
 
 def client_gone(wsgi: Mapping[str, Any]) -> Callable[[], bool] | None:
@@ -77,11 +99,11 @@ def client_gone(wsgi: Mapping[str, Any]) -> Callable[[], bool] | None:
     def gone() -> bool:
         try:
             poller = select.poll()
-            poller.register(sock, select.POLLIN | select.POLLRDHUP)
+            poller.register(sock, select.POLLIN | POLLRDHUP)
             events = poller.poll(0)
             if not events:
                 return False
-            if events[0][1] & (select.POLLRDHUP | select.POLLERR | select.POLLHUP | select.POLLNVAL):
+            if events[0][1] & (POLLRDHUP | select.POLLERR | select.POLLHUP | select.POLLNVAL):
                 return True
             return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except BlockingIOError:
@@ -93,22 +115,20 @@ def client_gone(wsgi: Mapping[str, Any]) -> Callable[[], bool] | None:
 
 
 def run_search(search: Search[T]) -> T:
-    """The search's answer, from this process's solver pool (503 ``solver-busy`` with
-    ``Retry-After`` when it is full or when the client has gone)."""
+    """The search's answer, from this process's solver pool; a refusal or a failure of the
+    pool as a 503 problem (see the module's docstring)."""
     solver = current_settings().solver
     pool = shared_pool(solver.processes, solver.queue, POOL_METRICS)
     try:
         return pool.run(search, client_gone(flask.request.environ))
     except PoolBusy as busy:
+        raise ApiError(ProblemCode.SOLVER_BUSY, str(busy), headers={"Retry-After": str(busy.retry_after)}) from None
+    except SolverFailed as failed:
+        log.error("solver process failed: %s", failed, exc_info=failed.__cause__ is not None)
         raise ApiError(
-            ProblemCode.SOLVER_BUSY,
-            f"every solver process is busy ({max(solver.processes, 1)}) and {solver.queue} search(es) wait already; "
-            f"retry after {busy.retry_after} s",
-            headers={"Retry-After": str(busy.retry_after)},
-        ) from None
-    except SearchAbandoned:
-        raise ApiError(
-            ProblemCode.SOLVER_BUSY,
-            "the client closed its connection: the search was stopped",
+            ProblemCode.SOLVER_FAILED,
+            "the search's solver process failed and was replaced; ask again",
             headers={"Retry-After": "1"},
         ) from None
+    except SearchAbandoned:
+        raise ApiError(ProblemCode.CLIENT_GONE, "the client closed its connection: the search was stopped") from None

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_smorest import Blueprint
-
 from service.engine.core import Game
 from service.solver import Limits, SolveResult, hint, solve_position
 from service.solver.pool import Search
 
 from .app_settings import current_settings
+from .body import Blueprint
 from .games_api import read_state
 from .observability import record_solver_run
 from .searches import run_search

@@ -11,8 +11,18 @@ end of a running search's budget).
 Stopping: the thread that waits for a search asks ``client_gone`` every
 :data:`POLL_SECONDS`. When the client has left, a queued search leaves the queue and a
 running one's process is killed and replaced, so an abandoned search stops within a
-second. A process that has not answered :data:`KILL_GRACE_SECONDS` after its search's
-budget is killed and replaced too, as is one found dead.
+second (:class:`SearchAbandoned`). A process that has not answered
+:data:`~.settings.KILL_GRACE_SECONDS` after its search's budget is killed and replaced
+too, as is one that dies during a search (both :class:`SolverFailed`: the answer is lost,
+not wrong, and asking again may succeed) or one found dead while idle (the search takes
+another). A search that raises in its process is a bug (:class:`SearchFailed`).
+
+Time bounds: a search holds its place at most :func:`~.settings.hold_seconds` of its
+budget (processes only: in the calling thread nothing can stop it). A queued search waits
+at most until every search running when it arrived must have given its place back;
+a search still queued then is refused (:class:`PoolBusy`), so that no request outlasts
+:func:`~.settings.longest_search_seconds` of the largest budget, which a proxy in front of
+the service can be set to wait for.
 
 How processes start: multiprocessing's ``forkserver``, lazily, on the first search that
 needs one (a worker, or a test run, that never searches starts none). Not ``fork`` of the
@@ -24,7 +34,8 @@ its memory copy-on-write and starting warm, so a killed process is replaced at o
 (multiprocessing still imports the main module in each new process: a cheap one under
 gunicorn or pytest). ``spawn`` would import everything again for every new process. The
 processes are daemonic: when the worker exits, multiprocessing ends them; if the worker is
-killed, each ends after its current search, when it finds its pipe closed.
+killed, each ends after its current search, when it finds its pipe closed. The fork server
+reaps the processes it forked, so a killed one is not waited for.
 
 ``processes=0`` runs searches in the calling thread instead, one at a time, with the same
 queue bound (tests, debugging): nothing is isolated and nothing can stop a search early.
@@ -32,6 +43,8 @@ queue bound (tests, debugging): nothing is isolated and nothing can stop a searc
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import multiprocessing
 import os
@@ -46,30 +59,47 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from service.engine.core import Game
 
+from . import settings
+from .settings import hold_seconds
 from .worker import PING, Job, Reply, serve
 
 T = TypeVar("T")
 
 POLL_SECONDS = 0.2  # how often a waiting thread asks whether its client is still there
-KILL_GRACE_SECONDS = 5.0  # past its budget, a search that has not answered is killed
-PING_SECONDS = 1.0  # an idle process that does not answer a ping this soon is replaced
 # What the fork server imports once, so that each solver process starts warm.
 PRELOAD = ["service.solver.worker"]
+log = logging.getLogger("service.solver")
 
 
 class Refusal(StrEnum):
     """Why a search was not answered (a metric's label: a fixed set)."""
 
     QUEUE_FULL = "queue-full"  # every process busy, the queue full: refused at once
+    QUEUE_TIMEOUT = "queue-timeout"  # queued until the searches ahead had to be out, still no place
     CLIENT_GONE = "client-gone"  # the client closed its connection: the search was stopped
 
 
 class PoolBusy(Exception):
-    """Every process is busy and the queue is full; a place should be free in ``retry_after`` s."""
+    """No place for the search; one should be free in ``retry_after`` s. Its text says why
+    (the HTTP layer answers it as the problem's detail)."""
 
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(f"solver pool busy; retry after {retry_after} s")
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(detail)
         self.retry_after = retry_after
+
+    @classmethod
+    def full(cls, processes: int, queue: int, retry_after: int) -> PoolBusy:
+        """Every one of ``processes`` is busy and ``queue`` searches wait already."""
+        return cls(
+            f"every solver process is busy ({processes}) and the queue is full ({queue} waiting); "
+            f"retry after {retry_after} s",
+            retry_after,
+        )
+
+    @classmethod
+    def waited(cls, seconds: float, retry_after: int) -> PoolBusy:
+        """The search waited ``seconds`` in the queue, as long as it may, without a place."""
+        return cls(f"no solver process came free within {seconds:.0f} s; retry after {retry_after} s", retry_after)
 
 
 class SearchAbandoned(Exception):
@@ -77,7 +107,13 @@ class SearchAbandoned(Exception):
 
 
 class SolverFailed(RuntimeError):
-    """The solver process died, hung past its budget, or the search raised (a bug)."""
+    """The solver process died during the search or did not answer within its budget and
+    grace (it was killed and replaced), or no process could start. The answer is lost, not
+    wrong: asking again, here or on another server, may succeed."""
+
+
+class SearchFailed(RuntimeError):
+    """The search raised in its solver process (a bug); the text holds its trace."""
 
 
 class PoolListener(Protocol):
@@ -131,20 +167,43 @@ class SolverProcess:
     def pid(self) -> int | None:
         return self.process.pid
 
-    def alive(self) -> bool:
-        """Answers a ping: more than ``is_alive()``, which reads the exit status only
-        once the fork server has reaped the process."""
+    def alive(self, timeout: float) -> bool:
+        """Answers a ping within ``timeout`` s: more than ``is_alive()``, which reads the
+        exit status only once the fork server has reaped the process."""
         try:
             self.conn.send(PING)
-            return self.conn.poll(PING_SECONDS) and self.conn.recv() == PING
+            return self.conn.poll(timeout) and self.conn.recv() == PING
         except (EOFError, OSError):
             return False
 
+    def exit_code(self) -> int | None:
+        """The exit code of a process that died, waiting :data:`~.settings.STOP_SECONDS`
+        at most for the fork server to report it (None if it did not)."""
+        self.process.join(settings.STOP_SECONDS)
+        return self.process.exitcode
+
     def stop(self) -> None:
-        """Kill the process (if it still runs) and wait for it, briefly."""
-        self.process.kill()
-        self.process.join(1.0)
-        self.conn.close()
+        """Kill the process if it still runs, and close its pipe; never raises. It is not
+        waited for: the fork server reaps it (``is_alive()`` first, so that a pid already
+        reaped, and perhaps reused, is never signalled)."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.process.is_alive():
+                self.process.kill()
+        with contextlib.suppress(OSError):
+            self.conn.close()
+
+
+@dataclass(frozen=True)
+class Place:
+    """A search's place in the pool: when its budget ends and when it must be out."""
+
+    budget_ends: float
+    out_by: float
+
+    @classmethod
+    def taken(cls, budget: float) -> Place:
+        now = time.monotonic()
+        return cls(now + budget, now + hold_seconds(budget))
 
 
 @dataclass(eq=False)
@@ -167,7 +226,7 @@ class SolverPool:
         self.slots = max(processes, 1)
         self.listener: PoolListener = listener or QuietListener()
         self.lock = threading.Lock()
-        self.running: dict[object, float] = {}  # a running search's token -> the end of its budget
+        self.running: dict[object, Place] = {}  # a running search's token -> its place
         self.waiting: deque[tuple[object, Waiter]] = deque()
         self.idle: list[SolverProcess] = []
         self.busy: set[SolverProcess] = set()
@@ -178,8 +237,9 @@ class SolverPool:
 
     def run(self, search: Search[T], client_gone: Callable[[], bool] | None = None) -> T:
         """The search's answer. Raises :class:`PoolBusy` at once when full,
-        :class:`SearchAbandoned` when ``client_gone()`` turns true while it waits or runs,
-        :class:`SolverFailed` when its process fails."""
+        or when it waited as long as it may, :class:`SearchAbandoned` when
+        ``client_gone()`` turns true while it waits or runs, :class:`SolverFailed` when its
+        process dies or overruns, :class:`SearchFailed` when the search raises."""
         token = self.admit(search.budget, client_gone)
         try:
             if self.processes == 0:
@@ -204,7 +264,8 @@ class SolverPool:
             return list(self.busy)
 
     def close(self) -> None:
-        """Stop the idle processes; searches still running keep theirs until they end."""
+        """Stop the idle processes; searches still running keep theirs until they end,
+        and those are stopped then."""
         with self.lock:
             self.closed = True
             idle, self.idle = self.idle, []
@@ -214,40 +275,51 @@ class SolverPool:
     # --- admission: slots and the queue ---------------------------------------------------
 
     def admit(self, budget: float, client_gone: Callable[[], bool] | None) -> object:
-        """A token holding one slot, once one is free (queued in order meanwhile)."""
+        """A token holding one place, once one is free (queued in order meanwhile, until
+        the searches running now must all be out)."""
         token = object()
         with self.lock:
             if len(self.running) < self.slots and not self.waiting:
-                self.running[token] = time.monotonic() + budget
+                self.running[token] = Place.taken(budget)
                 self.listener.changed(1, 0)
                 return token
             if len(self.waiting) >= self.queue:
-                retry_after = self.retry_after()
+                busy = PoolBusy.full(self.slots, self.queue, self.retry_after())
                 self.listener.refused(Refusal.QUEUE_FULL)
-                raise PoolBusy(retry_after)
+                raise busy
             waiter = Waiter(budget)
             self.waiting.append((token, waiter))
             self.listener.changed(0, 1)
-        while not waiter.granted.wait(POLL_SECONDS):
-            if client_gone is not None and client_gone():
-                with self.lock:
-                    granted = waiter.granted.is_set()
-                    if not granted:
-                        self.waiting.remove((token, waiter))
-                        self.listener.changed(0, -1)
+            queued_at = time.monotonic()
+            give_up_at = max((p.out_by for p in self.running.values()), default=queued_at)
+        while not waiter.granted.wait(max(0.0, min(POLL_SECONDS, give_up_at - time.monotonic()))):
+            gone = client_gone is not None and client_gone()
+            if not gone and time.monotonic() < give_up_at:
+                continue
+            with self.lock:
+                granted = waiter.granted.is_set()
+                if not granted:
+                    self.waiting.remove((token, waiter))
+                    self.listener.changed(0, -1)
+                retry_after = self.retry_after()
+            if gone:
                 if granted:
                     self.release(token)
                 self.listener.refused(Refusal.CLIENT_GONE)
                 raise SearchAbandoned
+            if granted:  # a place came free just in time
+                return token
+            self.listener.refused(Refusal.QUEUE_TIMEOUT)
+            raise PoolBusy.waited(time.monotonic() - queued_at, retry_after)
         return token
 
     def release(self, token: object) -> None:
-        """Give the slot back, or straight to the first search in the queue."""
+        """Give the place back, or straight to the first search in the queue."""
         with self.lock:
             del self.running[token]
             if self.waiting:
                 next_token, waiter = self.waiting.popleft()
-                self.running[next_token] = time.monotonic() + waiter.budget
+                self.running[next_token] = Place.taken(waiter.budget)
                 waiter.granted.set()
                 self.listener.changed(0, -1)
             else:
@@ -256,7 +328,7 @@ class SolverPool:
     def retry_after(self) -> int:
         """Whole seconds until the earliest running search's budget ends (at least 1):
         then the first queued search starts and the queue has a place. Called locked."""
-        ends = min(self.running.values(), default=time.monotonic() + 1)
+        ends = min((p.budget_ends for p in self.running.values()), default=time.monotonic() + 1)
         return max(1, math.ceil(ends - time.monotonic()))
 
     # --- the processes ----------------------------------------------------------------------
@@ -271,11 +343,9 @@ class SolverPool:
         except BaseException:
             self.replace(process)
             raise
-        with self.lock:
-            self.busy.discard(process)
-            self.idle.append(process)
+        self.give_back(process)
         if reply is Reply.FAILED:
-            raise SolverFailed("the search failed in the solver process:\n" + value)
+            raise SearchFailed("the search failed in the solver process:\n" + value)
         return value
 
     def exchange(
@@ -286,49 +356,79 @@ class SolverPool:
         try:
             process.conn.send(search.job())
         except OSError:
-            raise SolverFailed("the solver process died before the search") from None
-        kill_at = time.monotonic() + search.budget + KILL_GRACE_SECONDS
+            raise SolverFailed(f"the solver process died before the search (exit code {process.exit_code()})") from None
+        allowed = search.budget + settings.KILL_GRACE_SECONDS
+        kill_at = time.monotonic() + allowed
         while not process.conn.poll(POLL_SECONDS):
             if client_gone is not None and client_gone():
                 self.listener.refused(Refusal.CLIENT_GONE)
                 raise SearchAbandoned
             if time.monotonic() > kill_at:
-                raise SolverFailed(f"the solver process did not answer within {search.budget + KILL_GRACE_SECONDS:g} s")
+                raise SolverFailed(f"the solver process did not answer within {allowed:g} s (budget {search.budget:g} s)")
         try:
             reply: tuple[Reply, Any] = process.conn.recv()
         except (EOFError, OSError):
-            raise SolverFailed(f"the solver process died during the search (exit code {process.process.exitcode})") from None
+            raise SolverFailed(f"the solver process died during the search (exit code {process.exit_code()})") from None
         return reply
 
     def take_process(self) -> SolverProcess:
         """An idle live process, or a new one (a dead one found idle is dropped); it
-        counts as busy until it is given back or replaced."""
+        counts as busy until it is given back or replaced. The pings of idle processes
+        take :data:`~.settings.PING_SECONDS` at most together."""
+        ping_until = time.monotonic() + settings.PING_SECONDS
         while True:
             with self.lock:
                 if not self.idle:
                     break
                 process = self.idle.pop()
                 self.busy.add(process)
-            if process.alive():
+            if process.alive(max(0.0, ping_until - time.monotonic())):
                 return process
             with self.lock:
                 self.busy.discard(process)
             process.stop()
-        process = SolverProcess(self.context or self.start_context())
+        try:
+            process = self.new_process()
+        except Exception as error:  # this server cannot search now; another may
+            raise SolverFailed(f"could not start a solver process: {error!r}") from error
         with self.lock:
             self.busy.add(process)
         return process
 
-    def replace(self, process: SolverProcess) -> None:
-        """Kill ``process`` and start its replacement, idle, so the next search finds one."""
-        process.stop()
-        replacement = SolverProcess(self.context or self.start_context())
+    def give_back(self, process: SolverProcess) -> None:
+        """A process whose search ended goes back to the idle ones; stopped if the pool
+        has closed meanwhile."""
         with self.lock:
             self.busy.discard(process)
+            if not self.closed:
+                self.idle.append(process)
+                return
+        process.stop()
+
+    def replace(self, process: SolverProcess) -> None:
+        """Kill ``process`` and start its replacement, idle, so the next search finds one.
+        Never raises: the search's own error is the one to report, and a replacement that
+        could not start is started by the next search."""
+        with self.lock:
+            self.busy.discard(process)
+        try:
+            process.stop()
+            with self.lock:
+                if self.closed:
+                    return
+            replacement = self.new_process()
+        except Exception:
+            log.exception("could not replace the solver process %s; the next search starts one", process.pid)
+            return
+        with self.lock:
             if not self.closed:
                 self.idle.append(replacement)
                 return
         replacement.stop()
+
+    def new_process(self) -> SolverProcess:
+        """A new solver process, forked by the fork server (started on first use)."""
+        return SolverProcess(self.context or self.start_context())
 
     def start_context(self) -> BaseContext:
         context = multiprocessing.get_context("forkserver")

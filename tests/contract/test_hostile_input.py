@@ -16,27 +16,25 @@ import io
 import json
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from pathlib import Path
 from typing import NamedTuple
 
-import flask
 import pytest
+import webargs.core
 from flask.testing import FlaskClient
-from flask_smorest import Api
 from gunicorn.http.errors import ChunkMissingTerminator, InvalidChunkSize, NoMoreData
 
-from service.http.app_settings import attach_settings
+from service.http import body as body_module
 from service.http.body import BODY_IDLE_SECONDS, MAX_JSON_DEPTH, MAX_NUMBER_CHARS, json_depth_exceeds
-from service.http.problems import PROBLEM_JSON, ProblemCode
-from tests.app_settings import settings_for_tests
-from tests.ops.servers import Backend
+from service.http.problems import PROBLEM_JSON, ApiError, ProblemCode
+from service.settings import MAX_BODY_BYTES as MAX_BODY_BYTES_SETTING
+from tests.ops.servers import POST_ENDPOINTS, Backend
 
 GAME = "penguin"
-POST_ENDPOINTS = ("deals", "moves", "legal-moves", "validate", "solve", "hint")
-MAX_BODY_BYTES = 65536  # the default, which the tests' settings keep
+MAX_BODY_BYTES = MAX_BODY_BYTES_SETTING.read({})  # the default, which the tests' settings keep
 JSON = {"Content-Type": "application/json"}
 
 
@@ -188,6 +186,39 @@ def test_the_depth_check_is_fast_on_the_largest_body() -> None:
     assert time.perf_counter() - start < 0.5
 
 
+def many_keys_then_the_first_again(size: int) -> bytes:
+    """An object of as many short keys as ``size`` bytes hold, its first key again last."""
+    keys: list[bytes] = []
+    used = len(b'{"k0":0}')
+    while used + len(b',"k%d":0' % len(keys)) <= size:
+        used += len(b',"k%d":0' % len(keys))
+        keys.append(b'"k%d":0' % len(keys))
+    return b"{" + b",".join([*keys, b'"k0":0']) + b"}"
+
+
+def fastest(parse: Callable[[bytes], object], data: bytes, runs: int = 5) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        with suppress(ApiError):
+            parse(data)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_a_duplicate_key_among_thousands_is_refused_about_as_fast_as_json_parses_the_body() -> None:
+    """The duplicate-key check is linear: an object filling the largest body with short
+    keys costs a few times a plain json.loads of it, not hundreds (a quadratic check held
+    the GIL about 0.3 s on it)."""
+    data = many_keys_then_the_first_again(MAX_BODY_BYTES)
+    assert len(data) <= MAX_BODY_BYTES and data.count(b":") > 6000
+    with pytest.raises(ApiError) as refused:
+        body_module.parse_json(data)
+    assert refused.value.code is ProblemCode.DUPLICATE_KEY
+    ratio = fastest(body_module.parse_json, data) / fastest(json.loads, data)
+    assert ratio < 25, f"the strict parse took {ratio:.0f} times json.loads"
+
+
 # --- a real gunicorn on loopback --------------------------------------------------------
 
 
@@ -282,37 +313,31 @@ def test_a_bad_chunk_size_gets_a_4xx_from_gunicorn_not_a_hang(server: Backend, s
     assert time.monotonic() - started < BODY_IDLE_SECONDS + 3
 
 
-def test_the_body_blueprint_hands_views_the_value_parsed_once() -> None:
-    """service.http.body.Blueprint's arguments read the JSON that read_request_body parsed
-    (no second parse by webargs)."""
-    from marshmallow import Schema, fields
-
-    from service.http import body
-
-    class Deal(Schema):
-        deal = fields.Integer()
-
-    blp = body.Blueprint("probe", __name__)
-
-    @blp.route("/probe", methods=["POST"])
-    @blp.arguments(Deal)
-    def probe(args: dict[str, int]) -> dict[str, int]:
-        return args
-
-    app = flask.Flask("probe")
-    app.config.update(API_TITLE="probe", API_VERSION="1", OPENAPI_VERSION="3.0.3")
-    attach_settings(app, settings_for_tests())
-    body.init_body(app)
-    Api(app).register_blueprint(blp)
+@pytest.mark.parametrize("endpoint", POST_ENDPOINTS)
+def test_every_endpoint_reads_the_body_parsed_once_strictly(client: FlaskClient, endpoint: str) -> None:
+    """The API's views read the JSON that read_request_body parsed (service.http.body's
+    Blueprint): parsed once, by body.parse_json, and never by webargs (whose own JSON loading
+    is made to fail here, so a view of a plain flask-smorest Blueprint fails this test)."""
     parsed: list[bytes] = []
-    real_parse = body.parse_json
+    webargs_parsed: list[object] = []
+    real_parse = body_module.parse_json
 
     def counting_parse(data: bytes) -> object:
         parsed.append(data)
         return real_parse(data)
 
+    def webargs_parse(*args: object, **kwargs: object) -> object:
+        webargs_parsed.append(args)
+        raise AssertionError("webargs parsed a request body itself")
+
+    sent = b'{"deal": 2}' if endpoint == "deals" else b'{"state": {}}'
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(body, "parse_json", counting_parse)
-        r = app.test_client().post("/probe", data=b'{"deal": 7}', headers=JSON)
-    assert r.get_json() == {"deal": 7}
-    assert parsed == [b'{"deal": 7}']
+        mp.setattr(body_module, "parse_json", counting_parse)
+        mp.setattr(webargs.core, "parse_json", webargs_parse)
+        r = client.post(f"/v1/games/{GAME}/{endpoint}", data=sent, headers=JSON)
+    assert not webargs_parsed
+    assert parsed == [sent]
+    if endpoint == "deals":
+        assert r.status_code == 200 and r.get_json()["deal"] == "2"
+    else:  # the schema read the parsed value: it lacks the state's fields
+        assert_problem(r.status_code, r.content_type, r.data, 400, ProblemCode.INVALID_BODY)

@@ -19,15 +19,30 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
 GUNICORN_CFG = "deploy/gunicorn.conf.py"
 DRAIN_SECONDS = 3.0  # HAProxy needs 2 failed checks 500 ms apart; leave room for a busy CPU
+
+# The API's POST endpoints under /v1/games/<game>/.
+POST_ENDPOINTS = ("deals", "moves", "legal-moves", "validate", "solve", "hint")
+
+# Spellings of /metrics a client may try on the public side. Several of them reach the
+# metrics when sent to gunicorn directly (//metrics, /%6Detrics, /%2Fmetrics, absolute
+# URIs); paths are case-sensitive in the app, so /METRICS is its 404 either way.
+METRICS_SPELLINGS = (
+    "/metrics", "//metrics", "///metrics", "/%6Detrics", "/%6detrics", "/%6D%65%74%72%69%63%73",
+    "/metric%73", "/./metrics", "/%2E/metrics", "/x/../metrics", "/x/%2E%2E/metrics", "/../metrics",
+    "/%2e%2e/metrics", "/v1//../metrics", "/v1/../metrics", "/x/./../metrics", "/METRICS", "/metrics?x",
+    "/metrics?x=1", "/metrics/", "/metrics//", "/metrics/.", "/metrics#x", "/%2Fmetrics", "/%2fmetrics",
+    "/%2F%2E%2Fmetrics", "/.%2Fmetrics", "/x/..%2Fmetrics", "/%252Fmetrics", "/metrics%00", "/metrics;x",
+    "/\\metrics", "http://x/metrics", "http://x//metrics", "http://x/%6Detrics",
+)
 
 
 def install_debian_tools() -> None:
@@ -81,6 +96,25 @@ def child_pids(pid: int) -> list[int]:
         if int(fields[1]) == pid and fields[0] != "Z":
             children.append(int(entry.name))
     return sorted(children)
+
+
+def faulty_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    """A WSGI app that fails the server under it (``tests.ops.servers:faulty_app``):
+    ``/fail-mid-answer`` starts its answer, then raises; ``/close-socket`` closes the
+    connection's socket under the server, then answers; any other path answers 200."""
+    path = environ.get("PATH_INFO", "")
+    if path == "/fail-mid-answer":
+        return _fail_mid_answer(start_response)
+    if path == "/close-socket":
+        environ["gunicorn.socket"].close()
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+    return [b"ok"]
+
+
+def _fail_mid_answer(start_response: Callable[..., Any]) -> Iterator[bytes]:
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "100")])
+    yield b"the first of 100 bytes"
+    raise RuntimeError("the app failed mid-answer")
 
 
 class Server(Protocol):

@@ -28,8 +28,17 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from service.http.problems import PROBLEM_JSON
 from service.settings import MAX_BODY_BYTES
-from tests.ops.servers import Backend, Balancer, cluster, http_get, install_debian_tools
+from tests.ops.servers import (
+    METRICS_SPELLINGS,
+    POST_ENDPOINTS,
+    Backend,
+    Balancer,
+    cluster,
+    http_get,
+    install_debian_tools,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -40,8 +49,6 @@ SLOW_HOLD_SECONDS = 4.0
 SOLVE_GAME = "forty-thieves"
 SOLVE_DEAL = 3
 PLAY_GAME = "penguin"
-POST_ENDPOINTS = ("deals", "moves", "legal-moves", "validate", "solve", "hint")
-PROBLEM_JSON = "application/problem+json"
 SOLVE_SLACK = 2.0  # a solve that runs "at once" answers within its budget plus this
 STOP_WITHIN = 1.5  # seconds: a search stops within 1 s of its client's hang-up, plus scraping
 SEARCH_GAUGES = ("solver_searches_running", "solver_searches_queued")
@@ -387,10 +394,6 @@ def made_up_methods(t: Target, row: Row) -> None:
         row.notes.append(f"{b.name} /metrics: {series0} -> {series1} series, {bytes0} -> {bytes1} bytes")
         if series1 > series0 or bytes1 > bytes0 + 1024:
             row.fail(f"{b.name}'s /metrics grew: {series0} -> {series1} series, {bytes0} -> {bytes1} bytes")
-
-
-METRICS_SPELLINGS = ("/metrics", "//metrics", "/%6Detrics", "/%6detrics", "/./metrics", "/v1/../metrics",
-                     "/metrics?x=1", "/metrics/")
 
 
 def metrics_spellings(t: Target, row: Row) -> None:

@@ -5,8 +5,9 @@
 - A request reaches a server only whole (headers and body buffered first); one that stays
   half-sent is answered 408 by HAProxy and never reaches a server. 200 half-sent bodies
   held open for 10 s keep neither server from its health checks nor /moves from answering.
-- A play request (a move, a plain deal) that a server does not answer within a second is
-  answered by another server; a search (solve, hint, winnable deal) keeps its long timeout.
+- A play request (a move, legal moves) that a server does not answer within a second is
+  answered by another server; a request that may search (solve, hint, any deal: the path
+  decides, never the body) keeps the long timeout, which outlasts the longest search.
 - A search whose client closed its connection is aborted towards the server.
 
 Most of these run against ``Recorder``, a minimal HTTP server that notes when each request
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import selectors
 import socket
 import threading
@@ -29,8 +31,19 @@ from pathlib import Path
 import pytest
 
 from service.http import create_app
+from service.settings import SOLVER_HARD_CAP_SECONDS
+from service.solver.settings import longest_search_seconds
 from tests.app_settings import settings_for_tests
-from tests.ops.servers import Backend, Balancer, cluster, free_port, install_debian_tools, wait_for
+from tests.ops.servers import (
+    HAPROXY_CFG,
+    METRICS_SPELLINGS,
+    Backend,
+    Balancer,
+    cluster,
+    free_port,
+    install_debian_tools,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -38,23 +51,22 @@ MOVES = "/v1/games/penguin/moves"
 SOLVE = "/v1/games/penguin/solve"
 HINT = "/v1/games/penguin/hint"
 DEALS = "/v1/games/penguin/deals"
+LEGAL_MOVES = "/v1/games/penguin/legal-moves"
 HALF_BODIES = 200
 HALF_BODY_SECONDS = 10.0
-PLAY_TIMEOUT = 1.0  # the play endpoints' server timeout in deploy/haproxy.cfg
-SLOW_REQUEST_TIMEOUT = 5.0  # timeout http-request there
 
-# Spellings of /metrics a client may try on the public side. Several of them reach the
-# metrics when sent to gunicorn directly (//metrics, /%6Detrics, /%2Fmetrics, absolute
-# URIs); paths are case-sensitive in the app, so /METRICS is its 404 either way.
-METRICS_SPELLINGS = [
-    "/metrics", "//metrics", "///metrics", "/%6Detrics", "/%6detrics", "/%6D%65%74%72%69%63%73",
-    "/metric%73", "/./metrics", "/%2E/metrics", "/x/../metrics", "/x/%2E%2E/metrics", "/../metrics",
-    "/%2e%2e/metrics", "/v1//../metrics", "/x/./../metrics", "/METRICS", "/metrics?x", "/metrics/",
-    "/metrics//", "/metrics/.", "/metrics#x", "/%2Fmetrics", "/%2fmetrics", "/%2F%2E%2Fmetrics",
-    "/.%2Fmetrics", "/x/..%2Fmetrics", "/%252Fmetrics", "/metrics%00", "/metrics;x", "/\\metrics",
-    "http://x/metrics", "http://x//metrics", "http://x/%6Detrics",
-]
 
+def haproxy_seconds(setting: str) -> float:
+    """A time in deploy/haproxy.cfg: the value (with HAProxy's unit) of the first line that
+    starts with ``setting``, in seconds."""
+    found = re.search(rf"^\s*{re.escape(setting)}\s+(\d+)(ms|s|m)\b", HAPROXY_CFG.read_text(), re.M)
+    assert found, f"no '{setting}' in {HAPROXY_CFG}"
+    return int(found[1]) * {"ms": 0.001, "s": 1.0, "m": 60.0}[found[2]]
+
+
+PLAY_TIMEOUT = haproxy_seconds("http-request set-timeout server")  # the backend's cut for play
+SEARCH_TIMEOUT = haproxy_seconds("timeout server")  # the default, kept by the paths that may search
+SLOW_REQUEST_TIMEOUT = haproxy_seconds("timeout http-request")
 
 @pytest.fixture(scope="module")
 def debian_tools() -> None:
@@ -168,9 +180,9 @@ class Recorder:
 
 @pytest.fixture()
 def recorders(debian_tools: None, tmp_path: Path) -> Iterator[tuple[Recorder, Recorder, Balancer]]:
-    """Two recorders behind HAProxy: ``slow`` hangs on /moves, /solve, /hint and /deals;
+    """Two recorders behind HAProxy: ``slow`` hangs on /moves, /legal-moves, /solve, /hint and /deals;
     ``fast`` answers everything."""
-    slow, fast = Recorder("slow", hang=("/moves", "/solve", "/hint", "/deals")), Recorder("fast")
+    slow, fast = Recorder("slow", hang=("/moves", "/legal-moves", "/solve", "/hint", "/deals")), Recorder("fast")
     balancer = None
     try:
         balancer = Balancer([slow, fast], tmp_path)
@@ -234,11 +246,24 @@ def test_a_half_sent_request_is_answered_408_and_never_reaches_a_server(
     assert not slow.seen("/v1/games") and not fast.seen("/v1/games")
 
 
-PLAY = [(MOVES, b'{"state": {}}'), (DEALS, b'{"deal": 1}')]
-SEARCHES = [(SOLVE, b'{"state": {}}'), (HINT, b'{"state": {}}'), (DEALS, b'{"deal": 1, "winnable": true}')]
+PLAY = [(MOVES, b'{"state": {}}'), (LEGAL_MOVES, b'{"state": {}, "winnable": true}')]
+SEARCHES = {
+    "solve": (SOLVE, b'{"state": {}}'),
+    "hint": (HINT, b'{"state": {}}'),
+    "winnable-deal": (DEALS, b'{"deal": 1, "winnable": true}'),
+    "winnable-deal-escaped": (DEALS, b'{"deal": 1, "winn\\u0061ble": true}'),  # winnable to the app's JSON
+    "plain-deal": (DEALS, b'{"deal": 1}'),
+}
 
 
-@pytest.mark.parametrize(("path", "body"), PLAY, ids=["moves", "deal"])
+def test_the_search_timeout_outlasts_the_longest_search_request() -> None:
+    """A search request ends within longest_search_seconds at the hard cap (queued, then
+    run); HAProxy waits longer, so it never cuts (and retries) a search that will answer."""
+    assert longest_search_seconds(SOLVER_HARD_CAP_SECONDS) < SEARCH_TIMEOUT
+    assert PLAY_TIMEOUT < SEARCH_TIMEOUT
+
+
+@pytest.mark.parametrize(("path", "body"), PLAY, ids=["moves", "legal-moves"])
 def test_a_play_request_a_server_does_not_answer_is_answered_by_another_within_about_a_second(
     recorders: tuple[Recorder, Recorder, Balancer], path: str, body: bytes,
 ) -> None:
@@ -257,7 +282,7 @@ def test_a_play_request_a_server_does_not_answer_is_answered_by_another_within_a
     assert lb.counters()["retries"] >= len(slow.seen(path))
 
 
-@pytest.mark.parametrize(("path", "body"), SEARCHES, ids=["solve", "hint", "winnable-deal"])
+@pytest.mark.parametrize(("path", "body"), SEARCHES.values(), ids=SEARCHES.keys())
 def test_a_search_keeps_the_long_timeout_and_is_aborted_towards_the_server_when_its_client_leaves(
     recorders: tuple[Recorder, Recorder, Balancer], path: str, body: bytes,
 ) -> None:

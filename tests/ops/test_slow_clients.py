@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import os
 import resource
 import selectors
@@ -19,18 +20,21 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gunicorn.config import Config
 
-from service.gunicorn_worker import MAX_HEAD_BYTES, Limits, Rejection, RequestFramer
+from service.gunicorn_worker import MAX_HEAD_BYTES, Limits, Rejection, RequestFramer, WholeRequestWorker
+from service.settings import MAX_BODY_BYTES
+from tests.ops.servers import child_pids
 
 REPO = Path(__file__).resolve().parents[2]
 READ_SECONDS = 2.0  # REQUEST_READ_SECONDS of the server under test (default 5): short tests
-MAX_BODY = 65536
+MAX_BODY = MAX_BODY_BYTES.read({})  # the default: the server under test does not set it
 MOVES = "/v1/games/penguin/moves"
 DEALS = "/v1/games/penguin/deals"
 LIMITS = Limits(max_body_bytes=1000, max_request_line=4094, max_field_bytes=8190, max_fields=100)
@@ -95,6 +99,44 @@ def test_the_framer_refuses_bad_framing_as_soon_as_it_shows() -> None:
     assert refusal(b"GET / HTTP/1.1\r\n" + (b"X: " + b"y" * 8000 + b"\r\n") * 5) == 431  # over MAX_HEAD_BYTES
 
 
+# Chunked bodies, valid and not, whose framing must not depend on how their bytes arrive.
+CHUNKED_BODIES = [
+    b"2 ;a=b\r\nhi\r\n0\r\n\r\n",  # whitespace before an extension
+    b"2\t ;a=b\r\nhi\r\n0 ;z\r\n\r\n",
+    b"2;a=b;c=\"d e\"\r\nhi\r\n0\r\n\r\n",
+    b"002\r\nhi\r\nA\r\n0123456789\r\n0\r\n\r\n",
+    b"5\r\nhello\r\n0\r\nX-Sum: 1\r\nY: 2\r\n\r\n",
+    b"2 \r\nhi\r\n0\r\n\r\n",  # whitespace without an extension: refused
+    b" 2\r\nhi\r\n0\r\n\r\n",
+    b"2 3\r\nhi\r\n0\r\n\r\n",
+    b"2;a b\r\nhi\r\n0\r\n\r\n",
+    b" ;a=b\r\nhi\r\n0\r\n\r\n",
+    b"3e8\r\n" + b"x" * 1000 + b"\r\n1 ;x\r\ny\r\n0\r\n\r\n",  # one byte over the limit
+]
+
+
+def outcome(pieces: list[bytes]) -> int | str | None:
+    """Where the framer says the request ends, or the status it refuses it with."""
+    framer = RequestFramer(LIMITS)
+    end = None
+    try:
+        for piece in pieces:
+            end = framer.feed(piece)
+    except Rejection as refused:
+        return f"refused {refused.status}"
+    return end
+
+
+@pytest.mark.parametrize("body", CHUNKED_BODIES, ids=lambda body: repr(body[:24]))
+def test_the_framer_frames_a_chunked_body_alike_however_its_bytes_arrive(body: bytes) -> None:
+    request = CHUNKED + body
+    whole = outcome([request])
+    assert whole is not None
+    for cut in range(len(CHUNKED), len(request)):
+        assert outcome([request[:cut], request[cut:]]) == whole, f"cut after {request[:cut][-12:]!r}"
+    assert outcome([request[i:i + 1] for i in range(len(request))]) == whole
+
+
 def test_the_framer_refuses_bad_trailers() -> None:
     assert refusal(CHUNKED + b"0\r\nX-Sum: 1\n\r\n") == 400
     assert refusal(CHUNKED + b"0\r\n\n") == 400
@@ -130,6 +172,20 @@ def test_the_framer_bounds_its_buffer() -> None:
     assert refused.value.status == 413
 
 
+@pytest.mark.parametrize(("setting", "value"), [
+    ("certfile", "server.pem"), ("http2_cleartext", "upgrade"), ("http2_cleartext", "prior-knowledge"),
+    ("http2_cleartext", "both"),
+])
+def test_the_worker_refuses_tls_and_cleartext_http2(setting: str, value: str) -> None:
+    """It reads plain HTTP/1.x requests only: gunicorn refuses to start it with TLS or h2c."""
+    log = logging.getLogger("test")
+    WholeRequestWorker.check_config(Config(), log)  # gunicorn's defaults: plain HTTP/1.x
+    cfg = Config()
+    cfg.set(setting, value)
+    with pytest.raises(RuntimeError, match=r"HTTP/1\.x"):
+        WholeRequestWorker.check_config(cfg, log)
+
+
 # --- the server -----------------------------------------------------------------------------
 
 def free_port() -> int:
@@ -148,9 +204,11 @@ class Server:
 
 
 @contextmanager
-def running_server(tmp: Path, workers: int = 2, open_files: int | None = None) -> Iterator[Server]:
+def running_server(
+    tmp: Path, workers: int = 2, open_files: int | None = None, app: str = "service.wsgi:app",
+) -> Iterator[Server]:
     """gunicorn as `make run` starts it (``workers`` x 4 threads), with REQUEST_READ_SECONDS
-    short; ``open_files``: its file descriptor limit."""
+    short; ``open_files``: its file descriptor limit; ``app``: the WSGI app it serves."""
     port = free_port()
     env = {
         **os.environ, "PORT": str(port), "HOST": "127.0.0.1", "WEB_CONCURRENCY": str(workers), "GUNICORN_THREADS": "4",
@@ -166,7 +224,7 @@ def running_server(tmp: Path, workers: int = 2, open_files: int | None = None) -
 
     with (tmp / "gunicorn.log").open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "service.wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", app],
             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=limit_files,
         )
         try:
@@ -481,3 +539,27 @@ def test_past_its_connection_bound_a_worker_makes_new_connections_wait(tmp_path:
     log = (tmp_path / "gunicorn.log").read_text()
     assert log.count("worker_connections lowered to 192") == 1, "no worker booted twice (none died)"
     assert "Traceback" not in log
+
+
+def test_an_app_that_fails_mid_answer_costs_its_connection_not_the_worker(tmp_path: Path) -> None:
+    """gthread closes the socket of an app that failed after starting its answer (or that
+    had its socket closed under it); the worker then closes that connection only: its other
+    connections are still answered, by the same process."""
+    with running_server(tmp_path, workers=1, app="tests.ops.servers:faulty_app") as server:
+        (worker,) = child_pids(server.proc.pid)
+        kept = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        kept.request("GET", "/before")
+        assert kept.getresponse().read() == b"ok"  # and kept alive, idle in the worker
+        for path in ("/fail-mid-answer", "/close-socket") * 3:
+            with server.connect() as s:
+                s.sendall(f"GET {path} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+                with suppress(ConnectionResetError):
+                    while s.recv(65536):
+                        pass  # until the worker closes it
+        kept.request("GET", "/after")
+        assert kept.getresponse().read() == b"ok"
+        kept.close()
+        assert get(server.port, "/healthz") == (200, b"ok")
+        assert child_pids(server.proc.pid) == [worker]
+        log = (tmp_path / "gunicorn.log").read_text()
+        assert "failed for" not in log, "the closed socket should be seen, not fail the main loop"

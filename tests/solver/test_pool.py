@@ -1,6 +1,8 @@
 """The pool of solver processes (service/solver/pool.py): same answers as the solver in
-process, refusal at once when full, abandoned searches stopped, dead processes replaced,
-and the counts the metrics show.
+process, refusal at once when full, a bounded wait in the queue, abandoned and overrunning
+searches stopped (their processes really end), dead processes replaced, no process left
+running after the pool closes or when a replacement cannot start, and the counts the
+metrics show.
 
 The admission rules (slots, queue, refusal, leaving the queue) are checked first without
 processes, on a pool that runs searches in the calling thread (quick). The tests marked
@@ -24,17 +26,21 @@ from prometheus_client import REGISTRY
 
 from service.engine.registry import get_game
 from service.http.searches import POOL_METRICS
-from service.settings import check_searches_leave_threads, read_settings
+from service.settings import SOLVER_HARD_CAP_SECONDS, check_searches_leave_threads, read_settings
 from service.solver import Limits, SolveResult, first_winnable_deal, hint, solve_position
+from service.solver import settings as solver_settings
 from service.solver.pool import (
     POLL_SECONDS,
     PoolBusy,
     Refusal,
     Search,
     SearchAbandoned,
+    SearchFailed,
     SolverFailed,
     SolverPool,
+    SolverProcess,
 )
+from service.solver.settings import hold_seconds, longest_search_seconds
 from service.solver.worker import SOLVER_NICENESS
 
 LONG = 10.0  # the budget of a search that runs until the test stops it
@@ -90,6 +96,24 @@ def same(a: SolveResult, b: SolveResult) -> bool:
     return (a.result, a.moves, a.states, a.stopped_by) == (b.result, b.moves, b.states, b.stopped_by)
 
 
+def refusals(reason: Refusal) -> float:
+    return REGISTRY.get_sample_value("solver_refusals_total", {"reason": reason.value}) or 0.0
+
+
+def assert_ended(process: SolverProcess) -> None:
+    """The process really ended: the fork server reported its exit (killed: a negative
+    code), reaped it, and its pid is gone."""
+    process.process.join(2)
+    assert process.process.exitcode is not None
+    if os.path.isdir("/proc"):
+        wait_until(lambda: not os.path.exists(f"/proc/{process.pid}"), 2)
+
+
+def quick_search() -> Search[SolveResult]:
+    game = get_game("penguin")
+    return Search(solve_position, game, (game.initial_state(1), Limits(1, 10**6)), 1)
+
+
 # --- admission, without processes ----------------------------------------------------------
 
 def blocked(game: Any, release: threading.Event) -> str:
@@ -136,6 +160,38 @@ def test_queued_searches_start_in_order_as_places_free() -> None:
         assert clients[i].outcome == ["done"]
         assert all(not c.outcome for c in clients[i + 1:])  # the later ones still wait
     assert pool.counts() == (0, 0)
+
+
+def test_a_queued_search_waits_only_until_the_running_ones_must_be_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running search holds its place at most hold_seconds(budget) (here its budget
+    alone: no ping, grace or stop); a search queued behind it gives up then, refused as
+    busy, so that no request outlasts longest_search_seconds."""
+    for name in ("PING_SECONDS", "KILL_GRACE_SECONDS", "STOP_SECONDS"):
+        monkeypatch.setattr(solver_settings, name, 0.0)
+    pool = SolverPool(0, 1, POOL_METRICS)
+    game = get_game("penguin")
+    release = threading.Event()
+    running = Client(pool, Search(blocked, game, (release,), 0.5))  # overruns: it waits for the test
+    wait_until(lambda: pool.counts() == (1, 0))
+    timed_out_before, full_before = refusals(Refusal.QUEUE_TIMEOUT), refusals(Refusal.QUEUE_FULL)
+    started = time.monotonic()
+    with pytest.raises(PoolBusy, match="no solver process came free") as busy:
+        pool.run(Search(blocked, game, (release,), 0.5))
+    assert 0.3 < time.monotonic() - started < 0.5 + POLL_SECONDS
+    assert busy.value.retry_after == 1
+    assert refusals(Refusal.QUEUE_TIMEOUT) == timed_out_before + 1 and refusals(Refusal.QUEUE_FULL) == full_before
+    assert pool.counts() == (1, 0)
+    release.set()
+    running.thread.join(5)
+    assert running.outcome == ["done"] and pool.counts() == (0, 0)
+
+
+def test_the_longest_search_request_is_two_holds_of_the_budget() -> None:
+    """What HAProxy's search timeout is checked against: a wait behind a running search,
+    then a search of its own, each held at most budget + ping + grace + stop."""
+    assert hold_seconds(10.0) == 10.0 + solver_settings.PING_SECONDS + solver_settings.KILL_GRACE_SECONDS + solver_settings.STOP_SECONDS
+    assert longest_search_seconds(SOLVER_HARD_CAP_SECONDS) == 2 * hold_seconds(SOLVER_HARD_CAP_SECONDS)
+    assert longest_search_seconds(SOLVER_HARD_CAP_SECONDS) < 75  # HAProxy's search timeout (deploy/haproxy.cfg)
 
 
 def test_the_metrics_show_searches_running_and_queued() -> None:
@@ -224,7 +280,8 @@ def test_a_search_whose_client_left_stops_and_its_process_is_replaced(pool: Solv
     [worker] = pool.processes_in_use()
     assert running.leave() < 1.0
     assert isinstance(running.outcome[0], SearchAbandoned)
-    assert not worker.alive()
+    assert_ended(worker)
+    assert worker.process.exitcode == -signal.SIGKILL  # killed, not ended by itself
     assert len(pool.pids()) == 1 and worker.pid not in pool.pids()  # its replacement waits, idle
     game = get_game("penguin")
     started = time.monotonic()
@@ -261,7 +318,77 @@ def test_a_killed_process_is_replaced(pool: SolverPool) -> None:
     os.kill(busy.pid, signal.SIGKILL)
     running.thread.join(5)
     assert isinstance(running.outcome[0], SolverFailed)
+    assert f"exit code {-signal.SIGKILL}" in str(running.outcome[0])  # read after the fork server reported it
+    assert pool.processes_in_use() == [] and len(pool.pids()) == 1
     assert pool.run(quick).result == "solved"
+
+
+@pytest.mark.slow
+def test_a_search_past_its_budget_and_grace_is_killed(pool: SolverPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(solver_settings, "KILL_GRACE_SECONDS", 0.3)
+    game = get_game("forty-thieves")
+    overrunning = Search(solve_position, game, (game.initial_state(3), Limits(LONG, 10**7)), 0.2)  # says 0.2 s, runs 10
+    running = Client(pool, overrunning)
+    wait_until(lambda: bool(pool.processes_in_use()))
+    [worker] = pool.processes_in_use()
+    started = time.monotonic()
+    running.thread.join(5)
+    assert time.monotonic() - started < 1.5  # killed 0.5 s after the search was sent
+    assert isinstance(running.outcome[0], SolverFailed) and "did not answer within 0.5 s" in str(running.outcome[0])
+    assert_ended(worker)
+    assert pool.counts() == (0, 0) and pool.processes_in_use() == []
+    assert pool.run(quick_search()).result == "solved"
+
+
+@pytest.mark.slow
+def test_a_search_that_raises_is_a_bug_and_keeps_its_process(pool: SolverPool) -> None:
+    [idle] = pool.pids()
+    with pytest.raises(SearchFailed, match="failed in the solver process"):
+        pool.run(Search(solve_position, get_game("penguin"), ("not a state", Limits(1, 1000)), 1))
+    assert pool.pids() == [idle]
+
+
+@pytest.mark.slow
+def test_a_search_ending_after_the_pool_closed_stops_its_process() -> None:
+    pool = SolverPool(1, 0)
+    game = get_game("forty-thieves")
+    running = Client(pool, Search(solve_position, game, (game.initial_state(3), Limits(1.0, 10**7)), 1.0))
+    wait_until(lambda: bool(pool.processes_in_use()))
+    [worker] = pool.processes_in_use()
+    pool.close()
+    running.thread.join(5)
+    assert running.outcome[0].result == "unknown"  # the search itself ended well
+    assert_ended(worker)
+    assert pool.pids() == [] and pool.processes_in_use() == []
+
+
+@pytest.mark.slow
+def test_a_replacement_that_cannot_start_masks_nothing_and_leaks_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pool = SolverPool(1, 0)
+    try:
+        running = Client(pool, long_search())
+        wait_until(lambda: bool(pool.processes_in_use()))
+        time.sleep(0.3)
+        [worker] = pool.processes_in_use()
+
+        def cannot_start() -> SolverProcess:
+            raise OSError("no fork today")
+
+        monkeypatch.setattr(pool, "new_process", cannot_start)
+        assert running.leave() < 1.0
+        assert isinstance(running.outcome[0], SearchAbandoned)  # the search's own outcome, not the start's error
+        assert f"could not replace the solver process {worker.pid}" in caplog.text
+        assert_ended(worker)
+        assert pool.processes_in_use() == [] and pool.pids() == [] and pool.counts() == (0, 0)
+        with pytest.raises(SolverFailed, match="could not start a solver process"):  # a 503: another server may
+            pool.run(quick_search())
+        assert pool.processes_in_use() == [] and pool.counts() == (0, 0)
+        monkeypatch.undo()
+        assert pool.run(quick_search()).result == "solved"  # the next search starts a process
+    finally:
+        pool.close()
 
 
 # --- sizing -----------------------------------------------------------------------------------
