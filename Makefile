@@ -37,6 +37,7 @@ openapi: venv
 bench: venv
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.http_bench
+	$(PY) -m bench.state_protection_bench
 	$(PY) -m bench.http_load_bench
 	$(PY) -m bench.solver_bench
 	$(PY) -m bench.position_cost

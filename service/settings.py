@@ -18,9 +18,13 @@ turns CORS off).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -122,6 +126,102 @@ def origins(name: str, raw: str) -> frozenset[str] | None:
     return allowed or None
 
 
+class StateProtection(StrEnum):
+    """How the service protects the states clients hold (``STATE_PROTECTION``)."""
+
+    OPEN = "open"  # states are trusted as sent (no signature)
+    SIGNED = "signed"  # every answered state is signed; every state sent back is verified first
+
+
+# Planned (issue 11) but not built: refused at start rather than served as something else.
+NOT_YET_AVAILABLE_PROTECTIONS = ("sealed",)
+
+
+def protection(name: str, raw: str) -> StateProtection:
+    """A state protection mode: ``open`` or ``signed``.
+
+    >>> protection("STATE_PROTECTION", " Signed ")
+    <StateProtection.SIGNED: 'signed'>
+    >>> protection("STATE_PROTECTION", "sealed")
+    Traceback (most recent call last):
+    RuntimeError: environment variable STATE_PROTECTION=sealed is not available yet (sealed states are future work); use open or signed
+    """
+    value = raw.strip().lower()
+    if value in NOT_YET_AVAILABLE_PROTECTIONS:
+        raise RuntimeError(
+            f"environment variable {name}={value} is not available yet (sealed states are future work); "
+            f"use {' or '.join(StateProtection)}"
+        )
+    try:
+        return StateProtection(value)
+    except ValueError:
+        raise bad_value(name, raw, " or ".join(StateProtection)) from None
+
+
+@dataclass(frozen=True)
+class StateKey:
+    """One key of the state key ring: its id (sent with every signature) and its secret."""
+
+    kid: str
+    secret: bytes = field(repr=False)  # never shown: a settings object may end up in a log
+
+
+KEY_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+MIN_SECRET_BYTES = 32
+KEY_RING_FORMAT = "k2:<base64 secret>,k1:<base64 secret>"
+
+
+def key_ring(name: str, raw: str) -> tuple[StateKey, ...]:
+    """A key ring: ``id:secret`` pairs separated by commas (or line breaks), the first the
+    signing key. Ids are 1-32 of ``A-Za-z0-9_-`` and unique; each secret is base64 (the
+    URL-safe alphabet and missing padding are read too) of at least 32 bytes. An error
+    names the variable and the key's place and id, never any of the text of a secret.
+
+    >>> [k.kid for k in key_ring("STATE_KEYS", "k2:" + "A" * 44 + ", k1:" + "B" * 43)]
+    ['k2', 'k1']
+    >>> key_ring("STATE_KEYS", "k1:c2hvcnQ=")
+    Traceback (most recent call last):
+    RuntimeError: environment variable STATE_KEYS: key 1 ('k1') has a secret of 5 bytes; at least 32 random bytes are required
+    """
+    entries = [e.strip() for e in re.split(r"[,\n]", raw) if e.strip()]
+    if not entries:
+        raise RuntimeError(f"environment variable {name} holds no key; the format is {KEY_RING_FORMAT}")
+    keys: list[StateKey] = []
+    for place, entry in enumerate(entries, 1):
+        kid, colon, encoded = (part.strip() for part in entry.partition(":"))
+        if not colon or not KEY_ID_RE.fullmatch(kid):
+            raise RuntimeError(
+                f"environment variable {name}: key {place} is not <id>:<base64 secret> with an id of 1-32 "
+                f"characters A-Z a-z 0-9 _ - (the format is {KEY_RING_FORMAT})"
+            )
+        if any(k.kid == kid for k in keys):
+            raise RuntimeError(f"environment variable {name}: key id {kid!r} is listed twice")
+        try:
+            secret = base64.b64decode(
+                encoded.translate(str.maketrans("-_", "+/")) + "=" * (-len(encoded) % 4), validate=True
+            )
+        except (binascii.Error, ValueError):
+            raise RuntimeError(f"environment variable {name}: key {place} ({kid!r}) has a secret that is not base64") from None
+        if len(secret) < MIN_SECRET_BYTES:
+            raise RuntimeError(
+                f"environment variable {name}: key {place} ({kid!r}) has a secret of {len(secret)} bytes; "
+                f"at least {MIN_SECRET_BYTES} random bytes are required"
+            )
+        keys.append(StateKey(kid, secret))
+    return tuple(keys)
+
+
+def key_ring_file(name: str, raw: str) -> tuple[StateKey, ...]:
+    """A key ring read from the file ``raw`` names (a mounted Kubernetes Secret): the
+    format of :func:`key_ring`; errors name this variable."""
+    file = Path(raw.strip())
+    try:
+        content = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise RuntimeError(f"environment variable {name}: cannot read the key file {str(file)!r} ({type(e).__name__})") from None
+    return key_ring(name, content)
+
+
 # --- the declaration ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -192,6 +292,11 @@ LOG_LEVEL = Variable("LOG_LEVEL", "info", lower_text)
 REQUEST_READ_SECONDS = Variable("REQUEST_READ_SECONDS", "5", seconds(zero_allowed=False))
 GUNICORN_WORKER_CONNECTIONS = Variable("GUNICORN_WORKER_CONNECTIONS", "1000", whole_number(1))
 
+# Signed states (service/http/state_signing.py): the mode, and the key ring from one of two places.
+STATE_PROTECTION = Variable("STATE_PROTECTION", "open", protection)
+STATE_KEYS = Variable("STATE_KEYS", "", optional(key_ring), shown_default="none")
+STATE_KEYS_FILE = Variable("STATE_KEYS_FILE", "", optional(key_ring_file), shown_default="none")
+
 VARIABLES: tuple[Variable[Any], ...] = (
     HOST, PORT, MAX_BODY_BYTES,
     SOLVER_MAX_SECONDS, SOLVER_MAX_STATES, HINT_SECONDS, WINNABLE_DEAL_SECONDS, WINNABLE_DEAL_TRIES,
@@ -201,6 +306,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     GUNICORN_MAX_REQUESTS, GUNICORN_MAX_REQUESTS_JITTER, GUNICORN_DRAIN_SECONDS, LOG_LEVEL,
     PROMETHEUS_MULTIPROC_DIR, DRAIN_FILE,
     CORS_ALLOW_ORIGINS, CORS_MAX_AGE, TRUSTED_PROXY_HOPS, WEB_ASSET_MAX_AGE,
+    STATE_PROTECTION, STATE_KEYS, STATE_KEYS_FILE,
 )
 """Every variable, in the order of the README's table."""
 
@@ -231,6 +337,21 @@ class OpsSettings:
 
 
 @dataclass(frozen=True)
+class StateProtectionSettings:
+    """The protection mode and its key ring: ``keys[0]`` signs, every listed key verifies."""
+
+    mode: StateProtection = StateProtection.OPEN
+    keys: tuple[StateKey, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode is not StateProtection.OPEN and not self.keys:
+            raise RuntimeError(
+                f"{STATE_PROTECTION.name}={self.mode} needs a key ring: set {STATE_KEYS.name} or "
+                f"{STATE_KEYS_FILE.name} ({KEY_RING_FORMAT}, secrets of at least {MIN_SECRET_BYTES} random bytes)"
+            )
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the app is configured with; one value, passed to ``create_app``."""
 
@@ -239,6 +360,7 @@ class Settings:
     web: WebSettings
     ops: OpsSettings
     solver: SolverSettings
+    state: StateProtectionSettings = StateProtectionSettings()
 
 
 @dataclass(frozen=True)
@@ -285,6 +407,16 @@ def read_solver_settings(environ: Mapping[str, str]) -> SolverSettings:
     )
 
 
+def read_state_protection(environ: Mapping[str, str]) -> StateProtectionSettings:
+    """The protection mode and its key ring, from ``STATE_KEYS`` or ``STATE_KEYS_FILE`` (never
+    both); signed mode without a key stops the start."""
+    mode = STATE_PROTECTION.read(environ)
+    inline, from_file = STATE_KEYS.read(environ), STATE_KEYS_FILE.read(environ)
+    if inline is not None and from_file is not None:
+        raise RuntimeError(f"set {STATE_KEYS.name} or {STATE_KEYS_FILE.name}, not both")
+    return StateProtectionSettings(mode=mode, keys=inline or from_file or ())
+
+
 def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """The app's settings from ``environ`` (default: this process's environment)."""
     env = os.environ if environ is None else environ
@@ -294,6 +426,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         web=WebSettings(asset_max_age=WEB_ASSET_MAX_AGE.read(env)),
         ops=OpsSettings(drain_file=DRAIN_FILE.read(env), metrics_dir=PROMETHEUS_MULTIPROC_DIR.read(env)),
         solver=read_solver_settings(env),
+        state=read_state_protection(env),
     )
 
 

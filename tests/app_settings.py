@@ -1,7 +1,13 @@
 """The settings the tests build their apps with: the defaults, with small solver budgets
-so that no generated request can run a long search."""
+so that no generated request can run a long search, and searches in the request thread
+(``SOLVER_PROCESSES=0``): an answer then never depends on a solver process's start-up
+or on the machine's load (502/503 from the pool would make the stateful contract tests'
+data differ between runs). The pool has tests of its own (tests/solver/test_pool.py,
+tests/contract/test_solver_busy.py, and the real gunicorn in tests/ops)."""
 
 from __future__ import annotations
+
+import base64
 
 from service.settings import Settings, read_settings
 
@@ -11,6 +17,7 @@ SMALL_SOLVER_BUDGETS = {
     "HINT_SECONDS": "0.5",
     "WINNABLE_DEAL_SECONDS": "1",
     "WINNABLE_DEAL_TRIES": "3",
+    "SOLVER_PROCESSES": "0",
 }
 
 
@@ -18,3 +25,18 @@ def settings_for_tests(**environ: str) -> Settings:
     """The test settings, with ``environ`` (variable name -> text, as in the environment)
     on top; the process's own environment plays no part."""
     return read_settings({**SMALL_SOLVER_BUDGETS, **environ})
+
+
+def key_for_tests(kid: str) -> str:
+    """``kid:<base64 secret>`` of a fixed 32-byte test secret per key id (never a real one)."""
+    secret = (kid.encode() * 32)[:32]
+    return f"{kid}:{base64.b64encode(secret).decode()}"
+
+
+# The signed-mode test ring: k2 signs, k1 (older) still verifies.
+TEST_STATE_KEYS = f"{key_for_tests('k2')},{key_for_tests('k1')}"
+
+
+def signed_settings_for_tests(keys: str = TEST_STATE_KEYS, **environ: str) -> Settings:
+    """The test settings in signed mode, with the key ring ``keys``."""
+    return settings_for_tests(STATE_PROTECTION="signed", STATE_KEYS=keys, **environ)

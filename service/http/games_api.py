@@ -34,6 +34,7 @@ from .schemas import (
     ValidateResponseSchema,
 )
 from .searches import run_search
+from .state_signing import sign_state, verify_state
 from .wire import (
     ACTION_NAMES,
     IllegalMoveError,
@@ -80,8 +81,11 @@ def game_or_404(game_id: str, options: Mapping[str, Any] | None = None) -> Game:
 
 
 def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> tuple[Game, State]:
-    """The game and state a request sent, checked for consistency (422 if not)."""
+    """The game and state a request sent: in signed mode its signature is verified first
+    (403 if it is not one the service made), then it is read and checked for consistency
+    (422 if not)."""
     game_or_404(game_id)
+    verify_state(current_settings().state, data, where)
     try:
         game, state = state_from_json(data, expect_game=game_id)
     except NotationError as e:
@@ -109,7 +113,7 @@ def position(game: Game, state: State) -> dict[str, Any]:
     """A position as answers carry it: the state, its legal moves and its status."""
     moves = game.legal_moves(state)
     return {
-        "state": state_to_json(game, state),
+        "state": sign_state(current_settings().state, state_to_json(game, state)),
         "legal_moves": [move_to_json(game, m) for m in moves],
         "status": game.status(state, moves).value,
     }
@@ -136,8 +140,12 @@ def read_move(game: Game, data: Mapping[str, Any]) -> Move:
 @blp.doc(operationId="list_games")
 @blp.response(200, GameListSchema)
 def list_games() -> dict[str, Any]:
-    """List the games, with their layouts and rule options."""
-    return {"games": [describe_game(get_game(gid)) for gid in GAME_CLASSES]}
+    """List the games, with their layouts and rule options, and how this server protects
+    the states clients hold."""
+    return {
+        "games": [describe_game(get_game(gid)) for gid in GAME_CLASSES],
+        "state_protection": current_settings().state.mode.value,
+    }
 
 
 @blp.route("/<game:game_id>", methods=["GET"])
@@ -145,8 +153,12 @@ def list_games() -> dict[str, Any]:
 @blp.response(200, GameDetailSchema)
 @blp.alt_response(404, response="NOT_FOUND")
 def get_game_view(game_id: str) -> dict[str, Any]:
-    """Describe one game, with its rules in words."""
-    return describe_game(game_or_404(game_id), with_rules=True)
+    """Describe one game, with its rules in words, and how this server protects the states
+    clients hold."""
+    return {
+        **describe_game(game_or_404(game_id), with_rules=True),
+        "state_protection": current_settings().state.mode.value,
+    }
 
 
 DEAL_LINKS = {
@@ -229,6 +241,7 @@ def winnable_deal(game: Game, start: int) -> tuple[int, State]:
 @blp.doc(operationId="play_move", responses={200: MOVE_LINKS})
 @blp.arguments(MoveRequestSchema(), error_status_code=400)
 @blp.response(200, MoveResponseSchema)
+@blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(409, response="CONFLICT")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
@@ -261,6 +274,7 @@ def autoplay(game: Game, state: State, events: list[Event]) -> State:
 @blp.doc(operationId="legal_moves")
 @blp.arguments(StateRequestSchema(), error_status_code=400)
 @blp.response(200, LegalMovesResponseSchema)
+@blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
@@ -275,10 +289,12 @@ def legal_moves(body: dict[str, Any], game_id: str) -> Response:
 @blp.doc(operationId="validate_state")
 @blp.arguments(StateRequestSchema(), error_status_code=400)
 @blp.response(200, ValidateResponseSchema)
+@blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
 def validate_state(body: dict[str, Any], game_id: str) -> dict[str, Any]:
-    """Say whether a state is one the rules can reach in shape, listing each problem."""
+    """Say whether a state is one the rules can reach in shape, listing each problem (in
+    signed mode, only for a state whose signature is good: 403 otherwise)."""
     try:
         read_state(game_id, body["state"])
     except ApiError as e:

@@ -62,6 +62,13 @@ class ProblemCode(StrEnum):
     UNKNOWN_GAME = "unknown-game", 404, "Unknown game"
     ILLEGAL_MOVE = "illegal-move", 409, "Illegal move"
     NO_WINNABLE_DEAL = "no-winnable-deal", 422, "No winnable deal found"
+    # Signed mode (STATE_PROTECTION=signed, service/http/state_signing.py): a state sent back
+    # without its signature, with one that is not a signature, one made with a key the server
+    # no longer lists, or one that does not match the state. Never played on.
+    STATE_UNSIGNED = "state-unsigned", 403, "State not signed"
+    STATE_SIGNATURE_MALFORMED = "state-signature-malformed", 403, "Malformed state signature"
+    STATE_KEY_UNKNOWN = "state-key-unknown", 403, "Unknown state key"
+    STATE_SIGNATURE_INVALID = "state-signature-invalid", 403, "Invalid state signature"
     NOT_FOUND = "not-found", 404
     METHOD_NOT_ALLOWED = "method-not-allowed", 405
     UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", 415
@@ -266,6 +273,15 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
         "The body is not JSON, or does not match the schema (wrong types, unknown fields, sizes over the limits).",
         (ProblemCode.INVALID_BODY, "the request body does not match the API schema",
          {"errors": [{"where": "/move/count", "message": "Not a valid integer."}]}),
+    ),
+    403: (
+        "The server signs its states (`STATE_PROTECTION=signed`, `GET /v1/games` says so) and the state sent is not "
+        "one it signed: `state-unsigned` (no `signature`), `state-signature-malformed` (not a key id and a "
+        "43-character base64url MAC), `state-key-unknown` (a key the server no longer lists: deal again), "
+        "`state-signature-invalid` (the state was changed after it was signed). Never answered in open mode.",
+        (ProblemCode.STATE_SIGNATURE_INVALID,
+         "the state's signature does not match it: the state was changed after the service signed it",
+         {"errors": [{"where": "/state/signature/mac", "message": "does not match the state"}]}),
     ),
     404: ("No game has this id.", (ProblemCode.UNKNOWN_GAME, "no game 'chess'; games: penguin, ...", {})),
     409: (

@@ -17,6 +17,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from service.engine.core import MAX_DEAL, EventKind, Fan, GroupName, Status
+from service.settings import StateProtection
 
 from .wire import ACTION_NAMES, MAX_DEAL_DIGITS, MAX_PILE_CARDS, NotationError, format_deal, parse_deal
 
@@ -196,6 +197,49 @@ PilesSchema = Strict.from_dict(
 )
 
 
+MAX_KEY_ID_CHARS = 64  # the schema's bound; a key id is 1-32 characters (state-signature-malformed past that)
+MAX_MAC_CHARS = 128  # the schema's bound; a MAC is 43 characters
+
+
+SIGNATURE_FIELDS = {
+    "kid": (MAX_KEY_ID_CHARS, "Id of the key that signed the state (1-32 of A-Z a-z 0-9 _ -).", "k2"),
+    "mac": (
+        MAX_MAC_CHARS,
+        "HMAC-SHA256 of the state's canonical form, base64url without padding (43 characters).",
+        "x3JqYl0cKZbN0o9cI3xJt5wUxrQmR6cM1qPAm0m4_6E",
+    ),
+}
+
+
+class SignatureField(fields.Field):
+    """A state's signature (signed mode): ``{"kid", "mac"}``, both strings. One field
+    rather than a nested schema, as :class:`PileGroupField`: it is read on every request.
+    The schema bounds its size only: a signature that fits the schema but is not one the
+    service makes answers 403 `state-signature-malformed`, so that every signature
+    problem has its own code."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise ValidationError("a signature is an object with `kid` and `mac`")
+        errors: dict[str, list[str]] = {
+            name: ["Unknown field."] for name in value if name not in SIGNATURE_FIELDS
+        }
+        for name, (longest, _, _) in SIGNATURE_FIELDS.items():
+            text = value.get(name)
+            if text is None:
+                errors[name] = ["Missing data for required field."]
+            elif not isinstance(text, str):
+                errors[name] = ["Not a valid string."]
+            elif len(text) > longest:
+                errors[name] = [f"Longer than maximum length {longest}."]
+        if errors:
+            raise ValidationError(errors)
+        return value
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return value
+
+
 class StateSchema(Strict):
     """A complete game position. Send it back exactly as received."""
 
@@ -226,6 +270,22 @@ class StateSchema(Strict):
             "description": "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's `counters`.",
             "maxProperties": 8,
             "example": {},
+        },
+    )
+    signature = SignatureField(
+        metadata={
+            "type": "object",
+            "required": list(SIGNATURE_FIELDS),
+            "additionalProperties": False,
+            "properties": {
+                name: {"type": "string", "maxLength": longest, "description": text, "example": example}
+                for name, (longest, text, example) in SIGNATURE_FIELDS.items()
+            },
+            "description": (
+                "Signed mode only (`state_protection` of `GET /v1/games`): the service's signature over every other "
+                "field of the state. Answers carry it; requests must send it back unchanged, with the state, or "
+                "are refused with 403. Never answered in open mode, where one sent is ignored."
+            ),
         },
     )
 
@@ -394,10 +454,26 @@ class GameSchema(Strict):
     actions = fields.List(fields.String(validate=validate.OneOf(list(ACTION_NAMES.values()))), required=True, metadata={"description": "Actions the game has at all."})
 
 
+def state_protection_field() -> fields.String:
+    return fields.String(
+        required=True, validate=validate.OneOf([p.value for p in StateProtection]),
+        metadata={
+            "description": (
+                "How this server protects the states clients hold (STATE_PROTECTION): `open`, states are trusted as "
+                "sent; `signed`, every answered state carries a `signature` and every state sent back must carry it "
+                "unchanged (403 otherwise)."
+            ),
+            "example": StateProtection.OPEN.value,
+        },
+    )
+
+
 class GameDetailSchema(GameSchema):
     rules = fields.String(required=True, metadata={"description": "The rules in words, every decision included."})
     autoplay = fields.String(required=True, metadata={"description": "Which foundation moves `autoplay: safe` makes, and why they never hurt."})
+    state_protection = state_protection_field()
 
 
 class GameListSchema(Strict):
     games = fields.List(fields.Nested(GameSchema), required=True)
+    state_protection = state_protection_field()

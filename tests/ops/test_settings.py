@@ -3,6 +3,7 @@ it, the parsers, and the app factory that receives the result."""
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from service.settings import (
     HttpSettings,
     OpsSettings,
     Settings,
+    StateProtection,
+    StateProtectionSettings,
     Variable,
     WebSettings,
     read_gunicorn_settings,
@@ -135,6 +138,7 @@ def test_the_defaults() -> None:
         ops=OpsSettings(drain_file=None, metrics_dir=None),
         solver=SolverSettings(max_seconds=10.0, max_states=1_000_000, hint_seconds=1.0,
                               winnable_deal_seconds=2.0, winnable_deal_tries=10, processes=1, queue=1),
+        state=StateProtectionSettings(mode=StateProtection.OPEN, keys=()),
     )
     assert read_gunicorn_settings({}) == GunicornSettings(
         host="127.0.0.1", port=8000, workers=None, threads=4, timeout=60,
@@ -219,3 +223,71 @@ def test_without_settings_the_app_reads_the_environment(monkeypatch: pytest.Monk
 def test_the_test_settings_keep_searches_short() -> None:
     solver = settings_for_tests().solver
     assert solver.max_seconds <= 2 and solver.hint_seconds <= 0.5 and solver.winnable_deal_tries <= 3
+
+
+# --- state protection (signed states) -------------------------------------------------------
+
+SECRET_A = base64.b64encode(b"a" * 32).decode()
+SECRET_B = base64.urlsafe_b64encode(b"\xfb" * 40).decode().rstrip("=")  # URL-safe, unpadded
+
+
+def test_signed_mode_reads_its_key_ring_first_key_first() -> None:
+    s = read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f" k2:{SECRET_A} , k1:{SECRET_B}"}).state
+    assert s.mode == StateProtection.SIGNED
+    assert [(k.kid, k.secret) for k in s.keys] == [("k2", b"a" * 32), ("k1", b"\xfb" * 40)]
+    assert SECRET_A not in repr(s) and "aaaa" not in repr(s)  # a settings object in a log shows no secret
+
+
+def test_the_key_ring_may_come_from_a_file(tmp_path: Path) -> None:
+    ring = tmp_path / "state-keys"
+    ring.write_text(f"k2:{SECRET_A}\nk1:{SECRET_B}\n")
+    s = read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS_FILE": str(ring)}).state
+    assert [k.kid for k in s.keys] == ["k2", "k1"]
+    with pytest.raises(RuntimeError, match="STATE_KEYS_FILE: cannot read the key file"):
+        read_settings({"STATE_KEYS_FILE": str(tmp_path / "missing")})
+    with pytest.raises(RuntimeError, match="STATE_KEYS or STATE_KEYS_FILE, not both"):
+        read_settings({"STATE_KEYS": f"k1:{SECRET_A}", "STATE_KEYS_FILE": str(ring)})
+
+
+@pytest.mark.parametrize("environ", [{"STATE_PROTECTION": "signed"}, {"STATE_PROTECTION": "signed", "STATE_KEYS": " "}])
+def test_signed_mode_refuses_to_start_without_a_key(environ: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(RuntimeError, match="STATE_PROTECTION=signed needs a key ring: set STATE_KEYS or STATE_KEYS_FILE"):
+        read_settings(environ)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(RuntimeError, match="STATE_KEYS"):
+        create_app()
+
+
+def test_sealed_mode_is_refused_as_not_available_yet() -> None:
+    with pytest.raises(RuntimeError, match="STATE_PROTECTION=sealed is not available yet"):
+        read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}"})
+    with pytest.raises(RuntimeError, match="STATE_PROTECTION must be open or signed, not 'secret'"):
+        read_settings({"STATE_PROTECTION": "secret"})
+
+
+BAD_RINGS = [
+    (",", "holds no key"),
+    (f"k2 {SECRET_A}", "key 1 is not <id>:<base64 secret>"),
+    (f"k1:{SECRET_A},:{SECRET_A}", "key 2 is not <id>:<base64 secret>"),
+    (f"{'k' * 33}:{SECRET_A}", "key 1 is not <id>:<base64 secret>"),
+    (f"k.1:{SECRET_A}", "key 1 is not <id>:<base64 secret>"),
+    (f"k1:{SECRET_A},k1:{SECRET_B}", "key id 'k1' is listed twice"),
+    ("k1:not*base64*at*all", r"key 1 \('k1'\) has a secret that is not base64"),
+    (f"k1:{SECRET_A},k0:{base64.b64encode(b'31 bytes is one byte too short.').decode()}",
+     r"key 2 \('k0'\) has a secret of 31 bytes; at least 32 random bytes are required"),
+]
+
+
+@pytest.mark.parametrize(("raw", "message"), BAD_RINGS)
+def test_a_bad_key_ring_stops_the_start_without_showing_a_secret(raw: str, message: str) -> None:
+    with pytest.raises(RuntimeError, match=f"environment variable STATE_KEYS.*{message}") as caught:
+        read_settings({"STATE_KEYS": raw})  # read and refused in open mode too: a typo fails loudly
+    text = str(caught.value)
+    assert SECRET_A not in text and SECRET_B not in text and "base64*at" not in text
+
+
+def test_an_app_built_with_signed_settings_and_no_key_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="needs a key ring"):
+        StateProtectionSettings(StateProtection.SIGNED, ())
+    assert StateProtectionSettings().mode == StateProtection.OPEN
