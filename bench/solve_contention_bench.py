@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -32,6 +33,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -156,6 +158,20 @@ def play(port: int, payloads: list[bytes], level: Level, stop: threading.Event) 
     conn.close()
 
 
+def play_process(port: int, payloads: list[bytes], delay: float, seconds: float, out: Connection) -> None:
+    """The play client in a process of its own (forked before any solve client starts), so
+    that the solve clients' threads never hold the interpreter lock it times with: after
+    ``delay`` it plays for ``seconds`` and sends back its latencies and errors."""
+    time.sleep(delay)
+    level, stop = Level(0), threading.Event()
+    player = threading.Thread(target=play, args=(port, payloads, level, stop), daemon=True)
+    player.start()
+    time.sleep(seconds)
+    stop.set()
+    player.join(MOVES_TIMEOUT + 5)
+    out.send((level.moves_ms, dict(level.moves_errors)))
+
+
 def solve_loop(port: int, payload: bytes, level: Level, stop: threading.Event) -> None:
     """Max-budget solves one after another until ``stop``; a 503 waits its Retry-After."""
     path = f"/v1/games/{SOLVE_GAME}/solve"
@@ -187,22 +203,29 @@ def solve_loop(port: int, payload: bytes, level: Level, stop: threading.Event) -
 def run_level(solvers: int, seconds: float, move_payloads: list[bytes], solve_payload: bytes, tmp: Path) -> Level:
     level = Level(solvers)
     server = Server(tmp)
-    stop_solves, stop_play = threading.Event(), threading.Event()
+    stop_solves = threading.Event()
     try:
         warm = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         for p in move_payloads[:20]:
             post(warm, f"/v1/games/{PLAY_GAME}/moves", p)
         warm.close()
+        delay = min(1.0, seconds / 5) if solvers else 0.0  # let the solves take hold first
+        results, sent = multiprocessing.get_context("fork").Pipe(duplex=False)
+        player = multiprocessing.get_context("fork").Process(
+            target=play_process, args=(server.port, move_payloads, delay, seconds, sent), daemon=True
+        )
+        player.start()  # forked before the solve clients' threads exist
         solve_threads = [threading.Thread(target=solve_loop, args=(server.port, solve_payload, level, stop_solves),
                                           daemon=True) for _ in range(solvers)]
         for t in solve_threads:
             t.start()
-        time.sleep(min(1.0, seconds / 5) if solvers else 0.0)  # let the solves take hold first
-        player = threading.Thread(target=play, args=(server.port, move_payloads, level, stop_play), daemon=True)
-        player.start()
-        time.sleep(seconds)
-        stop_play.set()
-        player.join(MOVES_TIMEOUT + 5)
+        if results.poll(delay + seconds + MOVES_TIMEOUT + 10):
+            moves_ms, errors = results.recv()
+            level.moves_ms += moves_ms
+            level.moves_errors.update(errors)
+        else:
+            level.moves_errors["play client never reported"] += 1
+        player.join(5)
         stop_solves.set()
     finally:
         server.stop()  # closes the solves' connections: their threads end with an error we ignore
