@@ -17,6 +17,7 @@ from service.engine.cards import (
 )
 from service.engine.core import Action, Game, Move, State
 from service.engine.penguin import PenguinFamily
+from service.solver.search import Strategy
 
 
 def position(game: Game, counters: tuple[int, ...] = (), deal: int = 1, **groups: list[str]) -> State:
@@ -115,3 +116,14 @@ def built_position(game: PenguinFamily, rng: random.Random) -> State:
         left -= set(run)
         piles[rng.choice(used)].extend(run)
     return State(tuple(tuple(p) for p in piles), (), 1)
+
+
+def autoplay_matches_engine(game: Game, strategy: Strategy, state: State) -> bool:
+    """Check that a plug-in ``strategy`` rooted at ``state`` (its nodes: piles as bytes)
+    makes the engine's autoplay moves, in the same order, and reaches the same position;
+    whether it made any."""
+    mine, reached = strategy.auto(strategy.start())
+    theirs, engine_state = Strategy(game, state).auto(state)
+    assert [tuple(m) for m in theirs] == [tuple(m) for m in mine], state
+    assert reached == tuple(bytes(p) for p in engine_state.piles)
+    return bool(mine)

@@ -68,6 +68,17 @@ def http_get(port: int, path: str, timeout: float = 5.0) -> tuple[int, bytes]:
         conn.close()
 
 
+def stop_gracefully(proc: subprocess.Popen[bytes], wait: float) -> None:
+    """SIGTERM a server started in its own session, and SIGKILL its whole session if it
+    has not stopped within ``wait`` seconds."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
 def wait_for(what: str, check: Callable[[], bool], timeout: float, interval: float = 0.1) -> float:
     """Poll ``check`` until true; the seconds it took. Fails the test after ``timeout``."""
     start = time.monotonic()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from service.run_dirs import is_running_gunicorn, remove_stale_run_dirs, run_dir
+from tests.ops.servers import stop_gracefully
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,10 +120,5 @@ def test_a_server_removes_what_a_sigkilled_predecessor_left(tmp_path: Path) -> N
             assert live.exists(), "a live server's folder was removed"
             assert run_dir(tmp_path, successor.pid).is_dir()
         finally:
-            successor.send_signal(signal.SIGTERM)
-            try:
-                successor.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(successor.pid, signal.SIGKILL)
-                successor.wait(5)
+            stop_gracefully(successor, 20)
     assert not run_dir(tmp_path, successor.pid).exists()  # a stopped server removes its own

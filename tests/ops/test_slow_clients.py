@@ -14,7 +14,6 @@ import logging
 import os
 import resource
 import selectors
-import signal
 import socket
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from gunicorn.config import Config
 
 from service.gunicorn_worker import MAX_HEAD_BYTES, Limits, Rejection, RequestFramer, WholeRequestWorker
 from service.settings import MAX_BODY_BYTES
-from tests.ops.servers import child_pids
+from tests.ops.servers import child_pids, http_get, stop_gracefully
 
 REPO = Path(__file__).resolve().parents[2]
 READ_SECONDS = 2.0  # REQUEST_READ_SECONDS of the server under test (default 5): short tests
@@ -239,12 +238,7 @@ def running_server(
                 time.sleep(0.1)
             yield Server(port, proc)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
+            stop_gracefully(proc, 15)
 
 
 @pytest.fixture(scope="module")
@@ -254,13 +248,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def get(port: int, path: str, timeout: float = 1.0) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        answer = conn.getresponse()
-        return answer.status, answer.read()
-    finally:
-        conn.close()
+    """A GET that must answer within a second unless told otherwise."""
+    return http_get(port, path, timeout)
 
 
 def post(port: int, path: str, body: Any, timeout: float = 1.0) -> tuple[int, Any]:

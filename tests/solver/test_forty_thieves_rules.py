@@ -11,7 +11,7 @@ from service.engine.cards import ACE, ALL_CARDS, CARD_SLOTS, KING, rank_of, suit
 from service.engine.core import Action, Move
 from service.engine.forty_thieves import ABOVE, BELOW, GAME
 from service.solver.plugins import forty_thieves as plugin
-from service.solver.search import Strategy
+from tests.helpers import autoplay_matches_engine
 
 game = GAME()
 
@@ -58,12 +58,7 @@ def test_autoplay_is_the_engines() -> None:
     for deal in range(1, 9):
         state = game.initial_state(deal)
         for _ in range(250):
-            kn = plugin.FortyThievesStrategy(game, state)
-            mine, p = kn.auto(kn.start())
-            theirs, st = Strategy(game, state).auto(state)
-            assert [tuple(m) for m in theirs] == [tuple(m) for m in mine], state
-            assert p == tuple(bytes(x) for x in st.piles)
-            moved += bool(mine)
+            moved += autoplay_matches_engine(game, plugin.FortyThievesStrategy(game, state), state)
             moves = game.legal_moves(state)
             if not moves:
                 break
