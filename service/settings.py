@@ -131,29 +131,20 @@ class StateProtection(StrEnum):
 
     OPEN = "open"  # states are trusted as sent (no signature)
     SIGNED = "signed"  # every answered state is signed; every state sent back is verified first
-
-
-# Planned (issue 11) but not built: refused at start rather than served as something else.
-NOT_YET_AVAILABLE_PROTECTIONS = ("sealed",)
+    SEALED = "sealed"  # signed, and face-down cards and future reshuffles travel encrypted; keyed deals
 
 
 def protection(name: str, raw: str) -> StateProtection:
-    """A state protection mode: ``open`` or ``signed``.
+    """A state protection mode: ``open``, ``signed`` or ``sealed``.
 
     >>> protection("STATE_PROTECTION", " Signed ")
     <StateProtection.SIGNED: 'signed'>
-    >>> protection("STATE_PROTECTION", "sealed")
+    >>> protection("STATE_PROTECTION", "secret")
     Traceback (most recent call last):
-    RuntimeError: environment variable STATE_PROTECTION=sealed is not available yet (sealed states are future work); use open or signed
+    RuntimeError: environment variable STATE_PROTECTION must be open or signed or sealed, not 'secret'
     """
-    value = raw.strip().lower()
-    if value in NOT_YET_AVAILABLE_PROTECTIONS:
-        raise RuntimeError(
-            f"environment variable {name}={value} is not available yet (sealed states are future work); "
-            f"use {' or '.join(StateProtection)}"
-        )
     try:
-        return StateProtection(value)
+        return StateProtection(raw.strip().lower())
     except ValueError:
         raise bad_value(name, raw, " or ".join(StateProtection)) from None
 

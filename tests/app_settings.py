@@ -40,3 +40,8 @@ TEST_STATE_KEYS = f"{key_for_tests('k2')},{key_for_tests('k1')}"
 def signed_settings_for_tests(keys: str = TEST_STATE_KEYS, **environ: str) -> Settings:
     """The test settings in signed mode, with the key ring ``keys``."""
     return settings_for_tests(STATE_PROTECTION="signed", STATE_KEYS=keys, **environ)
+
+
+def sealed_settings_for_tests(keys: str = TEST_STATE_KEYS, **environ: str) -> Settings:
+    """The test settings in sealed mode, with the key ring ``keys``."""
+    return settings_for_tests(STATE_PROTECTION="sealed", STATE_KEYS=keys, **environ)

@@ -233,6 +233,11 @@ class Game:
             start += g.count
         self.pile_refs = tuple(refs)
         self.group_of: tuple[str, ...] = tuple(name for name, _ in refs)
+        # The piles a player sees only as backs: what sealed states hide and what a
+        # player-knowledge search must guess.
+        self.face_down_piles: tuple[int, ...] = tuple(
+            p for g in self.groups if g.face_down for p in self.group_range(g.name)
+        )
         self._deck_counts = Counter(self.deck())
 
     # --- description -----------------------------------------------------------

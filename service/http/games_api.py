@@ -34,18 +34,15 @@ from .schemas import (
     ValidateResponseSchema,
 )
 from .searches import run_search
-from .state_signing import sign_state, verify_state
+from .state_protection import Position, answer_events, answer_state, deal_seeds, dealt_position, read_position
 from .wire import (
     ACTION_NAMES,
     IllegalMoveError,
     NotationError,
     describe_game,
-    event_to_json,
     format_deal,
     move_from_json,
     move_to_json,
-    state_from_json,
-    state_to_json,
 )
 
 blp = Blueprint(
@@ -80,26 +77,11 @@ def game_or_404(game_id: str, options: Mapping[str, Any] | None = None) -> Game:
         raise ApiError(ProblemCode.INVALID_OPTIONS, str(e), [("/" + e.where, str(e))]) from None
 
 
-def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> tuple[Game, State]:
-    """The game and state a request sent: in signed mode its signature is verified first
-    (403 if it is not one the service made), then it is read and checked for consistency
-    (422 if not)."""
+def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> Position:
+    """The position a request's state holds (404 for an unknown game; 403 for a state the
+    server's protection mode refuses; 422 for one that cannot be read or reached)."""
     game_or_404(game_id)
-    verify_state(current_settings().state, data, where)
-    try:
-        game, state = state_from_json(data, expect_game=game_id)
-    except NotationError as e:
-        raise ApiError(
-            ProblemCode.INVALID_STATE, "the state cannot be read: " + e.problems[0].message,
-            [(where + p.where, p.message) for p in e.problems],
-        ) from None
-    problems = game.validate(state)
-    if problems:
-        raise ApiError(
-            ProblemCode.INVALID_STATE, "the state is not one this game can reach: " + problems[0].message,
-            [(where + p.where, p.message) for p in problems],
-        )
-    return game, state
+    return read_position(current_settings().state, game_id, data, where)
 
 
 def json_answer(payload: dict[str, Any]) -> Response:
@@ -109,11 +91,12 @@ def json_answer(payload: dict[str, Any]) -> Response:
     return jsonify(payload)
 
 
-def position(game: Game, state: State) -> dict[str, Any]:
+def position_answer(position: Position) -> dict[str, Any]:
     """A position as answers carry it: the state, its legal moves and its status."""
+    game, state, _ = position
     moves = game.legal_moves(state)
     return {
-        "state": sign_state(current_settings().state, state_to_json(game, state)),
+        "state": answer_state(current_settings().state, position),
         "legal_moves": [move_to_json(game, m) for m in moves],
         "status": game.status(state, moves).value,
     }
@@ -211,20 +194,20 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
     deal = body.get("deal")
     if deal is None:
         deal = 1 + secrets.randbelow(RANDOM_DEAL_LIMIT)
-    if body.get("winnable"):
-        deal, state = winnable_deal(game, deal)
-    else:
-        state = game.initial_state(deal)
-    return json_answer({"deal": format_deal(deal), **position(game, state)})
+    dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(current_settings().state, game, deal)
+    return json_answer({"deal": format_deal(dealt.deal), **position_answer(dealt)})
 
 
-def winnable_deal(game: Game, start: int) -> tuple[int, State]:
+def winnable_deal(game: Game, start: int) -> Position:
     """The first deal from ``start`` on that the solver proves winnable (422 if none of
-    the tries is proved within the server's budget); the search runs in the solver pool."""
+    the tries is proved within the server's budget); the search runs in the solver pool.
+    In sealed mode the solver sees the keyed deals, as the player will get them."""
     s = current_settings().solver
     search = run_search(Search(
         first_winnable_deal, game,
-        (start, s.winnable_deal_seconds, s.winnable_deal_tries, s.max_states, s.max_seconds), s.max_seconds,
+        (start, s.winnable_deal_seconds, s.winnable_deal_tries, s.max_states, s.max_seconds,
+         deal_seeds(current_settings().state, game)),
+        s.max_seconds,
     ))
     if search.found is None:
         tried = search.tried
@@ -234,7 +217,8 @@ def winnable_deal(game: Game, start: int) -> tuple[int, State]:
             f"none of {which} was proved winnable within {s.winnable_deal_seconds:g} s each "
             f"({s.max_seconds:g} s in all); ask again from another deal number",
         )
-    return search.found
+    deal, state = search.found
+    return Position(game, state, deal)
 
 
 @blp.route("/<game:game_id>/moves", methods=["POST"])
@@ -248,7 +232,7 @@ def winnable_deal(game: Game, start: int) -> tuple[int, State]:
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 def play_move(body: dict[str, Any], game_id: str) -> Response:
     """Apply one move (409 with the rule if illegal), then any safe autoplay asked for."""
-    game, state = read_state(game_id, body["state"])
+    game, state, deal = read_state(game_id, body["state"])
     move = read_move(game, body["move"])
     rejection = game.check_move(state, move, game.legal_moves(state))
     if rejection:
@@ -256,7 +240,10 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     state, events = game.play(state, move)
     if body.get("autoplay") == Autoplay.SAFE:
         state = autoplay(game, state, events)
-    return json_answer({**position(game, state), "events": [event_to_json(game, e) for e in events]})
+    return json_answer({
+        **position_answer(Position(game, state, deal)),
+        "events": answer_events(current_settings().state, game, state, events),
+    })
 
 
 def autoplay(game: Game, state: State, events: list[Event]) -> State:
@@ -280,7 +267,7 @@ def autoplay(game: Game, state: State, events: list[Event]) -> State:
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 def legal_moves(body: dict[str, Any], game_id: str) -> Response:
     """List every legal move of a state, and its status."""
-    game, state = read_state(game_id, body["state"])
+    game, state, _ = read_state(game_id, body["state"])
     moves = game.legal_moves(state)
     return json_answer({"legal_moves": [move_to_json(game, m) for m in moves], "status": game.status(state, moves).value})
 

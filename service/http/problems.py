@@ -69,6 +69,10 @@ class ProblemCode(StrEnum):
     STATE_SIGNATURE_MALFORMED = "state-signature-malformed", 403, "Malformed state signature"
     STATE_KEY_UNKNOWN = "state-key-unknown", 403, "Unknown state key"
     STATE_SIGNATURE_INVALID = "state-signature-invalid", 403, "Invalid state signature"
+    # Sealed mode (service/http/state_sealing.py): a signed state whose sealed part does not open.
+    STATE_SEAL_INVALID = "state-seal-invalid", 403, "Invalid sealed part"
+    # Sealed mode: a search asked to read the face-down cards (`"knowledge": "full"`).
+    FULL_KNOWLEDGE_REFUSED = "full-knowledge-refused", 403, "Full knowledge refused"
     NOT_FOUND = "not-found", 404
     METHOD_NOT_ALLOWED = "method-not-allowed", 405
     UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", 415

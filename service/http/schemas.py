@@ -19,7 +19,15 @@ from marshmallow import Schema, ValidationError, fields, validate
 from service.engine.core import MAX_DEAL, EventKind, Fan, GroupName, Status
 from service.settings import StateProtection
 
-from .wire import ACTION_NAMES, MAX_DEAL_DIGITS, MAX_PILE_CARDS, NotationError, format_deal, parse_deal
+from .wire import (
+    ACTION_NAMES,
+    MAX_DEAL_DIGITS,
+    MAX_PILE_CARDS,
+    MAX_SEALED_CHARS,
+    NotationError,
+    format_deal,
+    parse_deal,
+)
 
 CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
 PILE_REF_PATTERN = r"^[a-z]{1,16}:[0-9]{1,4}$"
@@ -270,6 +278,32 @@ class StateSchema(Strict):
             "description": "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's `counters`.",
             "maxProperties": 8,
             "example": {},
+        },
+    )
+    face_down = fields.Dict(
+        keys=fields.String(validate=validate.OneOf([g.value for g in GroupName])),
+        values=fields.List(
+            fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_PILE_CARDS)),
+            validate=validate.Length(max=MAX_PILES_PER_GROUP),
+        ),
+        validate=validate.Length(max=len(GroupName)),
+        metadata={
+            "description": (
+                "Sealed mode only (`state_protection` of `GET /v1/games`): for each face-down pile group (those "
+                "with `face_down` in the game's `pile_groups`), the number of cards of each of its piles. Those "
+                "groups are then absent from `piles`: their cards travel encrypted in `sealed`."
+            ),
+            "maxProperties": len(GroupName),
+            "example": {"stock": [64]},
+        },
+    )
+    sealed = fields.String(
+        validate=validate.Length(min=1, max=MAX_SEALED_CHARS),
+        metadata={
+            "description": (
+                "Sealed mode only: the face-down cards and the deal's keyed seed, encrypted (AES-GCM) and bound "
+                "to the rest of the state. Opaque: send it back unchanged."
+            ),
         },
     )
     signature = SignatureField(

@@ -77,7 +77,7 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
-    game, state = read_state(game_id, body["state"])
+    game, state, _ = read_state(game_id, body["state"])
     limits = capped_limits(body.get("limits") or {})
     result = run_search(Search(solve_position, game, (state, limits), limits.max_seconds))
     record(game, result)
@@ -104,7 +104,7 @@ def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
-    game, state = read_state(game_id, body["state"])
+    game, state, _ = read_state(game_id, body["state"])
     limits = capped_limits({}, current_settings().solver.hint_seconds)
     given = run_search(Search(hint, game, (state, limits), limits.max_seconds))
     record(game, given.search)

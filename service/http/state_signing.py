@@ -6,7 +6,10 @@ request sends back is checked here before anything else is done with it (before 
 are even read). The state stays a plain JSON object that the client sends back as it
 came; nothing else about it changes.
 
-What is signed: the bytes ``DOMAIN + canonical_json(state without "signature")``, where
+What is signed: the bytes ``domain + canonical_json(state without "signature")``, where
+``domain`` is ``b"patience-engine state v1\n"`` in signed mode and
+``b"patience-engine sealed state v1\n"`` in sealed mode (so a state of one mode never
+passes in the other, even under the same keys), and where
 the state is the one the wire format writes (:func:`.wire.state_to_json`: format, game,
 options, deal as a decimal string, piles, counters) and ``canonical_json`` is
 ``json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=True)``. The MAC is
@@ -28,7 +31,7 @@ against an open one.
 To check a state offline with the same secret (a leaderboard's server, say)::
 
     body = {k: v for k, v in state.items() if k != "signature"}
-    data = DOMAIN + json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    data = b"patience-engine state v1\n" + json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
     mac = base64.urlsafe_b64encode(hmac.digest(secret, data, "sha256")).rstrip(b"=").decode()
     assert hmac.compare_digest(mac, state["signature"]["mac"])
 
@@ -38,7 +41,8 @@ To check a state offline with the same secret (a leaderboard's server, say)::
 >>> signed = sign_state(ring, state)
 >>> signed["signature"]["kid"], len(signed["signature"]["mac"])
 ('k2', 43)
->>> verify_state(ring, signed)  # accepted: returns nothing
+>>> verify_state(ring, signed)  # accepted: answers the key that signed it
+StateKey(kid='k2')
 >>> verify_state(ring, {**signed, "deal": "2"})
 Traceback (most recent call last):
 service.http.problems.ApiError: the state's signature does not match it: the state was changed after the service signed it
@@ -59,29 +63,43 @@ from service.settings import KEY_ID_RE, StateKey, StateProtection, StateProtecti
 from .problems import ApiError, ProblemCode
 from .wire import format_deal
 
-DOMAIN: Final = b"patience-engine state v1\n"
+# What each protected mode's MACs cover starts with its own domain string.
+DOMAINS: Final[dict[StateProtection, bytes]] = {
+    StateProtection.SIGNED: b"patience-engine state v1\n",
+    StateProtection.SEALED: b"patience-engine sealed state v1\n",
+}
 SIGNATURE_FIELD: Final = "signature"
 MAC_BYTES: Final = hashlib.sha256().digest_size
 MAC_CHARS: Final = 43  # base64url of 32 bytes, without its "=" padding
 MAC_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
-def canonical_state(state: Mapping[str, Any]) -> bytes:
-    """The bytes a state's MAC covers: the domain string, then the state's canonical JSON
+def canonical_json(value: Mapping[str, Any]) -> bytes:
+    """``value`` as the one JSON text every MAC of this service covers: keys sorted, no
+    spaces, ASCII only."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def canonical_state(state: Mapping[str, Any], domain: bytes) -> bytes:
+    """The bytes a state's MAC covers: ``domain``, then the state's canonical JSON
     without its signature. The deal is its decimal string, as the wire format writes it
     (the request schema reads it into an integer; a client may send either form)."""
     body = {k: v for k, v in state.items() if k != SIGNATURE_FIELD}
     deal = body.get("deal")
     if isinstance(deal, int) and not isinstance(deal, bool):
         body["deal"] = format_deal(deal)
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return DOMAIN + text.encode("ascii")
+    return domain + canonical_json(body)
 
 
-def state_mac(key: StateKey, state: Mapping[str, Any]) -> str:
-    """The MAC of ``state`` under ``key``: HMAC-SHA256, base64url without padding."""
-    digest = hmac.digest(key.secret, canonical_state(state), "sha256")
+def keyed_mac(key: StateKey, data: bytes) -> str:
+    """HMAC-SHA256 of ``data`` under ``key``, base64url without padding (43 characters)."""
+    digest = hmac.digest(key.secret, data, "sha256")
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def state_mac(key: StateKey, state: Mapping[str, Any], domain: bytes) -> str:
+    """The MAC of ``state`` under ``key``."""
+    return keyed_mac(key, canonical_state(state, domain))
 
 
 def protects(protection: StateProtectionSettings) -> bool:
@@ -95,16 +113,19 @@ def sign_state(protection: StateProtectionSettings, state: dict[str, Any]) -> di
     if not protects(protection):
         return state
     key = protection.keys[0]
-    state[SIGNATURE_FIELD] = {"kid": key.kid, "mac": state_mac(key, state)}
+    state[SIGNATURE_FIELD] = {"kid": key.kid, "mac": state_mac(key, state, DOMAINS[protection.mode])}
     return state
 
 
-def verify_state(protection: StateProtectionSettings, state: Mapping[str, Any], where: str = "/state") -> None:
+def verify_state(
+    protection: StateProtectionSettings, state: Mapping[str, Any], where: str = "/state"
+) -> StateKey | None:
     """Refuse (403 :class:`ApiError`) a state whose signature is missing, malformed, made
     with a key the ring does not list, or does not match it; ``where`` is the state's JSON
-    pointer in the request. Open mode checks nothing."""
+    pointer in the request. Answers the key that signed it (None in open mode, which
+    checks nothing)."""
     if not protects(protection):
-        return
+        return None
     signature = state.get(SIGNATURE_FIELD)
     if signature is None:
         raise ApiError(
@@ -127,12 +148,23 @@ def verify_state(protection: StateProtectionSettings, state: Mapping[str, Any], 
             f"the state was signed with key {kid!r}, which this server no longer lists: deal again",
             [(f"{where}/signature/kid", "not a key of this server")],
         )
-    if not hmac.compare_digest(state_mac(key, state).encode("ascii"), mac.encode("ascii")):
+    if not hmac.compare_digest(state_mac(key, state, DOMAINS[protection.mode]).encode("ascii"), mac.encode("ascii")):
         raise ApiError(
             ProblemCode.STATE_SIGNATURE_INVALID,
             "the state's signature does not match it: the state was changed after the service signed it",
             [(f"{where}/signature/mac", "does not match the state")],
         )
+    return key
 
 
-__all__ = ["DOMAIN", "MAC_BYTES", "canonical_state", "protects", "sign_state", "state_mac", "verify_state"]
+__all__ = [
+    "DOMAINS",
+    "MAC_BYTES",
+    "canonical_json",
+    "canonical_state",
+    "keyed_mac",
+    "protects",
+    "sign_state",
+    "state_mac",
+    "verify_state",
+]

@@ -43,6 +43,11 @@ from service.engine.registry import UnknownGame, get_game
 FORMAT_VERSION: Final = 1
 MAX_PILE_CARDS: Final = 208  # more than any game's whole deck: anything longer is refused unread
 MAX_DEAL_DIGITS: Final = len(str(MAX_DEAL))
+# Sealed states (service/http/state_sealing.py): the readable counts of the face-down piles,
+# and the opaque encrypted part (bounded: a sealed part of the largest deck fits with room).
+FACE_DOWN_FIELD: Final = "face_down"
+SEALED_FIELD: Final = "sealed"
+MAX_SEALED_CHARS: Final = 512
 
 # The wire name of each action: its enum name in lower case, stated here once.
 ACTION_NAMES: Final[dict[int, str]] = {a: a.name.lower() for a in Action}
@@ -332,8 +337,11 @@ def game_actions(game: Game) -> list[str]:
 
 __all__ = [
     "ACTION_NAMES",
+    "FACE_DOWN_FIELD",
     "FORMAT_VERSION",
     "MAX_PILE_CARDS",
+    "MAX_SEALED_CHARS",
+    "SEALED_FIELD",
     "IllegalMoveError",
     "NotationError",
     "UnknownGame",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from service.engine.core import MAX_DEAL, Game, Move, State
@@ -92,12 +93,14 @@ def first_winnable_deal(
     max_tries: int,
     max_states: int = 1_000_000,
     total_seconds: float | None = None,
+    deal_seed: Callable[[int], int] | None = None,
 ) -> WinnableSearch:
     """The first deal number at or after ``start`` that the solver proves winnable
     within ``seconds_per_deal`` each, trying at most ``max_tries`` deals and, when
     ``total_seconds`` is given, spending no more than that in all (so a request stays
     within the solver's budget however the tries are configured). Deal numbers past
-    the engine's last one are not tried."""
+    the engine's last one are not tried. ``deal_seed`` maps a deal number to the seed the
+    engine deals from (the caller's keyed deals); by default, the number itself."""
     deadline = None if total_seconds is None else time.monotonic() + total_seconds
     last = min(start + max_tries, MAX_DEAL + 1)
     for deal in range(start, last):
@@ -106,7 +109,7 @@ def first_winnable_deal(
             seconds = min(seconds, deadline - time.monotonic())
             if seconds <= 0:
                 return WinnableSearch(range(start, deal), None)
-        state = game.initial_state(deal)
+        state = game.initial_state(deal if deal_seed is None else deal_seed(deal))
         started = time.monotonic()
         result = solve_position(game, state, Limits(seconds, max_states))
         log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - started)

@@ -259,10 +259,12 @@ def test_signed_mode_refuses_to_start_without_a_key(environ: dict[str, str], mon
         create_app()
 
 
-def test_sealed_mode_is_refused_as_not_available_yet() -> None:
-    with pytest.raises(RuntimeError, match="STATE_PROTECTION=sealed is not available yet"):
-        read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}"})
-    with pytest.raises(RuntimeError, match="STATE_PROTECTION must be open or signed, not 'secret'"):
+@pytest.mark.parametrize("mode", ["signed", "sealed"])
+def test_protected_modes_need_a_key_and_unknown_modes_are_refused(mode: str) -> None:
+    assert read_settings({"STATE_PROTECTION": mode, "STATE_KEYS": f"k1:{SECRET_A}"}).state.mode == mode
+    with pytest.raises(RuntimeError, match=f"STATE_PROTECTION={mode} needs a key ring"):
+        read_settings({"STATE_PROTECTION": mode})
+    with pytest.raises(RuntimeError, match="STATE_PROTECTION must be open or signed or sealed, not 'secret'"):
         read_settings({"STATE_PROTECTION": "secret"})
 
 

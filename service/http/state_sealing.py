@@ -1,0 +1,208 @@
+"""Sealed states (``STATE_PROTECTION=sealed``): what the player cannot see travels encrypted.
+
+A sealed state is a signed state (:mod:`.state_signing`, with the sealed mode's own
+domain string) whose readable part shows only what a player at the table sees:
+
+- each face-down pile group (``face_down`` in the game's ``pile_groups``: the stocks of
+  Forty Thieves, Boomerang, Amazons and Abandon Hope) is left out of ``piles`` and
+  appears in ``face_down`` as the number of cards of each of its piles;
+- ``deal`` is the deal number the player asked for, but the shuffle was seeded from a
+  keyed hash of it (:class:`KeyedDeals`), so the number cannot be used to rebuild the
+  layout with PySolFC, and neither can later reshuffles (Small Billee, Abandon Hope),
+  which the engine derives from that seed;
+- ``sealed`` carries the face-down cards and the seed, encrypted with AES-GCM
+  (``cryptography``), a random 96-bit nonce per answer, under a key derived (HKDF-SHA256)
+  from the state key that signs the state. Its associated data is the readable part's
+  canonical form, so a sealed part spliced into another state, deal or game does not
+  open; the signature over the whole state (``sealed`` included) refuses it first.
+
+``sealed`` is base64url (no padding) of ``nonce (12 bytes) || AES-GCM(payload)``, where the
+payload is ``version (1) || seed (9 bytes, big-endian) || for each face-down pile in
+layout order: its card count (1 byte), then its cards (1 byte each, the engine's
+``suit << 4 | rank``, bottom first)``. Clients never read it: it is opaque.
+
+A state sealed with a listed key that no longer signs still opens (rotation). Keyed deals
+use the signing (first) key: rotating it renumbers deals, never games already dealt
+(their seed travels in ``sealed``).
+
+>>> from service.engine.registry import get_game
+>>> from service.settings import StateKey, StateProtection, StateProtectionSettings
+>>> from .wire import state_to_json
+>>> ring = StateProtectionSettings(StateProtection.SEALED, (StateKey("k1", b"1" * 32),))
+>>> game = get_game("forty-thieves")
+>>> seed = KeyedDeals.of(ring, game)(7)
+>>> state = game.initial_state(seed)
+>>> readable = seal(ring.keys[0], game, state_to_json(game, state), seed, 7)
+>>> readable["deal"], readable["face_down"], "stock" in readable["piles"]
+('7', {'stock': [64]}, False)
+>>> full, opened_seed = unseal(ring.keys[0], game, readable)
+>>> opened_seed == seed and full["piles"]["stock"] == state_to_json(game, state)["piles"]["stock"]
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Final
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from service.engine.cards import format_card, parse_card
+from service.engine.core import MAX_DEAL, Event, Game, State
+from service.settings import StateKey, StateProtectionSettings
+
+from .problems import ApiError, ProblemCode
+from .state_signing import DOMAINS, SIGNATURE_FIELD, canonical_state
+from .wire import FACE_DOWN_FIELD, MAX_SEALED_CHARS, SEALED_FIELD, format_deal
+
+PAYLOAD_VERSION: Final = 1
+NONCE_BYTES: Final = 12
+SEED_BYTES: Final = 9  # 10**20 - 1 < 2**72
+SEAL_INFO: Final = b"patience-engine seal v1"
+DEAL_INFO: Final = b"patience-engine deal v1"
+SEALED_DOMAIN: Final = next(d for m, d in DOMAINS.items() if m.value == "sealed")
+
+
+@lru_cache(maxsize=32)
+def derived_key(secret: bytes, info: bytes) -> bytes:
+    """A 256-bit key for one purpose (``info``) from a state key's secret (HKDF-SHA256),
+    so that the MAC, the seal and the keyed deals never share a key."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(secret)
+
+
+@dataclass(frozen=True)
+class KeyedDeals:
+    """Deal number -> shuffle seed under a secret key, for one game: the same number is
+    the same deal for every player of a server, and nobody without the key can tell
+    which layout it is. A plain value, so that it travels to the solver processes."""
+
+    key: bytes = field(repr=False)
+    game_id: str
+
+    @classmethod
+    def of(cls, protection: StateProtectionSettings, game: Game) -> KeyedDeals:
+        return cls(derived_key(protection.keys[0].secret, DEAL_INFO), game.id)
+
+    def __call__(self, deal: int) -> int:
+        digest = hmac.digest(self.key, f"{self.game_id}\n{deal}".encode("ascii"), "sha256")
+        return int.from_bytes(digest[:16], "big") % (MAX_DEAL + 1)
+
+
+def face_down_groups(game: Game) -> list[str]:
+    return [g.name for g in game.groups if g.face_down]
+
+
+def seal(key: StateKey, game: Game, data: dict[str, Any], seed: int, deal: int) -> dict[str, Any]:
+    """The sealed form of ``data`` (a state as :func:`.wire.state_to_json` wrote it, whose
+    shuffle was seeded with ``seed``), showing ``deal`` as its deal number; not signed yet."""
+    data["deal"] = format_deal(deal)
+    payload = bytearray((PAYLOAD_VERSION,))
+    payload += seed.to_bytes(SEED_BYTES, "big")
+    counts: dict[str, list[int]] = {}
+    for name in face_down_groups(game):
+        piles = data["piles"].pop(name)
+        counts[name] = [len(p) for p in piles]
+        for pile in piles:
+            payload.append(len(pile))
+            payload += bytes(parse_card(c) for c in pile)
+    data[FACE_DOWN_FIELD] = counts
+    nonce = os.urandom(NONCE_BYTES)
+    box = AESGCM(derived_key(key.secret, SEAL_INFO)).encrypt(nonce, bytes(payload), readable_part(data))
+    data[SEALED_FIELD] = base64.urlsafe_b64encode(nonce + box).rstrip(b"=").decode("ascii")
+    return data
+
+
+def readable_part(data: Mapping[str, Any]) -> bytes:
+    """The associated data of a seal: the state's canonical form without its sealed
+    part and its signature."""
+    return canonical_state({k: v for k, v in data.items() if k != SEALED_FIELD}, SEALED_DOMAIN)
+
+
+def unseal(key: StateKey, game: Game, data: Mapping[str, Any], where: str = "/state") -> tuple[dict[str, Any], int]:
+    """A sealed state (its signature already verified with ``key``) as a complete state
+    the wire format reads, and its shuffle seed. 403 ``state-seal-invalid`` when the
+    sealed part does not open or does not match the readable part."""
+    sealed = data.get(SEALED_FIELD)
+    counts = data.get(FACE_DOWN_FIELD)
+    try:
+        if not isinstance(sealed, str) or len(sealed) > MAX_SEALED_CHARS or not isinstance(counts, Mapping):
+            raise ValueError("no sealed part")
+        raw = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
+        payload = AESGCM(derived_key(key.secret, SEAL_INFO)).decrypt(
+            raw[:NONCE_BYTES], raw[NONCE_BYTES:], readable_part(data)
+        )
+        seed, hidden = read_payload(game, payload, counts)
+    except (ValueError, binascii.Error, InvalidTag):
+        raise ApiError(
+            ProblemCode.STATE_SEAL_INVALID,
+            "the state's sealed part does not open or does not match the state: send back a state exactly as "
+            "an answer gave it",
+            [(f"{where}/{SEALED_FIELD}", "not the sealed part of this state")],
+        ) from None
+    piles = dict(data.get("piles") or {})
+    piles.update(hidden)
+    full = {k: v for k, v in data.items() if k not in (SEALED_FIELD, FACE_DOWN_FIELD, SIGNATURE_FIELD)}
+    full["piles"] = piles
+    return full, seed
+
+
+def read_payload(game: Game, payload: bytes, counts: Mapping[str, Any]) -> tuple[int, dict[str, list[list[str]]]]:
+    """The seed and the face-down piles (card names by group) of an opened payload;
+    ValueError if it does not match the readable ``face_down`` counts."""
+    if not payload or payload[0] != PAYLOAD_VERSION:
+        raise ValueError("unknown payload version")
+    seed = int.from_bytes(payload[1 : 1 + SEED_BYTES], "big")
+    at = 1 + SEED_BYTES
+    hidden: dict[str, list[list[str]]] = {}
+    for name in face_down_groups(game):
+        piles: list[list[str]] = []
+        for _ in range(game.group(name).count):
+            n = payload[at]
+            piles.append([format_card(c) for c in payload[at + 1 : at + 1 + n]])
+            at += 1 + n
+        hidden[name] = piles
+        if [len(p) for p in piles] != counts.get(name):
+            raise ValueError("face-down counts differ")
+    if at != len(payload) or set(counts) != set(hidden):
+        raise ValueError("payload length")
+    return seed, hidden
+
+
+def redact_event(game: Game, after: State, event: Event) -> Event:
+    """``event`` without the names of cards that lie face down after it: a move into a
+    face-down pile shows no card, and a reshuffle (no destination) shows only the cards
+    that ended face up."""
+    face_down = game.face_down_piles
+    if not face_down or not event.cards:
+        return event
+    if event.dst in face_down:
+        return event._replace(cards=())
+    if event.dst >= 0:
+        return event
+    hidden = Counter(c for p in face_down for c in after.piles[p])
+    shown = []
+    for c in event.cards:
+        if hidden[c]:
+            hidden[c] -= 1
+        else:
+            shown.append(c)
+    return event._replace(cards=tuple(shown))
+
+
+__all__ = [
+    "KeyedDeals",
+    "readable_part",
+    "redact_event",
+    "seal",
+    "unseal",
+]
