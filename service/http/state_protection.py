@@ -17,14 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from service.engine.core import Event, Game, RulesError, State
-from service.engine.registry import get_game
+from service.engine.core import Event, Game, Problem, State
 from service.settings import StateProtection, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
-from .state_sealing import KeyedDeals, redact_event, seal, unseal
+from .state_sealing import KeyedDeals, readable_part, redact_event, seal, signed_part, unseal
 from .state_signing import sign_state, verify_state
-from .wire import NotationError, event_to_json, state_from_json, state_to_json
+from .wire import SEALED_FIELD, NotationError, event_to_json, read_body, read_header, state_to_json
 
 
 class Position(NamedTuple):
@@ -58,9 +57,10 @@ def answer_state(protection: StateProtectionSettings, position: Position) -> dic
     """The state an answer carries for ``position``: signed, and sealed, as the mode says."""
     game, state, deal = position
     data = state_to_json(game, state)
-    if is_sealed(protection):
-        data = seal(protection.keys[0], game, data, state.deal, deal)
-    return sign_state(protection, data)
+    if not is_sealed(protection):
+        return sign_state(protection, data)
+    data, signed = seal(protection.keys[0], game, data, state.deal, deal)
+    return sign_state(protection, data, signed)
 
 
 def answer_events(protection: StateProtectionSettings, game: Game, after: State, events: list[Event]) -> list[dict[str, Any]]:
@@ -77,40 +77,33 @@ def read_position(
     """The position a request's state holds: its signature checked and its sealed part
     opened first (403 problems), then read (422 ``invalid-state`` if it cannot be read or
     is not a position the game can reach). ``game_id`` is the game the path names."""
-    key = verify_state(protection, data, where)
     seed: int | None = None
-    if key is not None and is_sealed(protection):
-        game = read_game(data, game_id, where)
-        data, seed = unseal(key, game, data, where)
+    problems: list[Problem] = []
     try:
-        game, state = state_from_json(data, expect_game=game_id)
+        if is_sealed(protection):
+            readable = readable_part(data)
+            key = verify_state(protection, data, where, signed_part(readable, data.get(SEALED_FIELD)))
+            assert key is not None  # sealed mode always has a key ring
+            game = read_header(data, game_id, problems)
+            data, seed = unseal(key, game, data, readable, where)
+        else:
+            verify_state(protection, data, where)
+            game = read_header(data, game_id, problems)
+        state = read_body(game, data, problems)
     except NotationError as e:
         raise ApiError(
             ProblemCode.INVALID_STATE, "the state cannot be read: " + e.problems[0].message,
             [(where + p.where, p.message) for p in e.problems],
         ) from None
-    problems = game.validate(state)
-    if problems:
+    found = game.validate(state)
+    if found:
         raise ApiError(
-            ProblemCode.INVALID_STATE, "the state is not one this game can reach: " + problems[0].message,
-            [(where + p.where, p.message) for p in problems],
+            ProblemCode.INVALID_STATE, "the state is not one this game can reach: " + found[0].message,
+            [(where + p.where, p.message) for p in found],
         )
     if seed is None:
         return Position(game, state, state.deal)
     return Position(game, state._replace(deal=seed), state.deal)
-
-
-def read_game(data: Mapping[str, Any], game_id: str, where: str) -> Game:
-    """The game (with options) a signed state names, to open its sealed part."""
-    if data.get("game") != game_id:
-        raise ApiError(
-            ProblemCode.INVALID_STATE, f"this state is a {data.get('game')!r} state, sent to {game_id!r}",
-            [(f"{where}/game", "not the game of the path")],
-        )
-    try:
-        return get_game(game_id, data.get("options") or {})
-    except RulesError as e:
-        raise ApiError(ProblemCode.INVALID_STATE, str(e), [(f"{where}/{e.where}", str(e))]) from None
 
 
 __all__ = [

@@ -32,10 +32,12 @@ use the signing (first) key: rotating it renumbers deals, never games already de
 >>> game = get_game("forty-thieves")
 >>> seed = KeyedDeals.of(ring, game)(7)
 >>> state = game.initial_state(seed)
->>> readable = seal(ring.keys[0], game, state_to_json(game, state), seed, 7)
->>> readable["deal"], readable["face_down"], "stock" in readable["piles"]
+>>> sealed, signed = seal(ring.keys[0], game, state_to_json(game, state), seed, 7)
+>>> sealed["deal"], sealed["face_down"], "stock" in sealed["piles"]
 ('7', {'stock': [64]}, False)
->>> full, opened_seed = unseal(ring.keys[0], game, readable)
+>>> signed == canonical_state(sealed, SEALED_DOMAIN)
+True
+>>> full, opened_seed = unseal(ring.keys[0], game, sealed, readable_part(sealed))
 >>> opened_seed == seed and full["piles"]["stock"] == state_to_json(game, state)["piles"]["stock"]
 True
 """
@@ -45,6 +47,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import json
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -80,6 +83,13 @@ def derived_key(secret: bytes, info: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(secret)
 
 
+@lru_cache(maxsize=32)
+def sealing_cipher(secret: bytes) -> AESGCM:
+    """The AES-GCM cipher of a state key (built once per key: it holds no per-message
+    state, so threads share it)."""
+    return AESGCM(derived_key(secret, SEAL_INFO))
+
+
 @dataclass(frozen=True)
 class KeyedDeals:
     """Deal number -> shuffle seed under a secret key, for one game: the same number is
@@ -102,9 +112,10 @@ def face_down_groups(game: Game) -> list[str]:
     return [g.name for g in game.groups if g.face_down]
 
 
-def seal(key: StateKey, game: Game, data: dict[str, Any], seed: int, deal: int) -> dict[str, Any]:
+def seal(key: StateKey, game: Game, data: dict[str, Any], seed: int, deal: int) -> tuple[dict[str, Any], bytes]:
     """The sealed form of ``data`` (a state as :func:`.wire.state_to_json` wrote it, whose
-    shuffle was seeded with ``seed``), showing ``deal`` as its deal number; not signed yet."""
+    shuffle was seeded with ``seed``), showing ``deal`` as its deal number, not signed yet;
+    and the bytes its signature covers (:func:`signed_part`)."""
     data["deal"] = format_deal(deal)
     payload = bytearray((PAYLOAD_VERSION,))
     payload += seed.to_bytes(SEED_BYTES, "big")
@@ -117,29 +128,41 @@ def seal(key: StateKey, game: Game, data: dict[str, Any], seed: int, deal: int) 
             payload += bytes(parse_card(c) for c in pile)
     data[FACE_DOWN_FIELD] = counts
     nonce = os.urandom(NONCE_BYTES)
-    box = AESGCM(derived_key(key.secret, SEAL_INFO)).encrypt(nonce, bytes(payload), readable_part(data))
+    readable = readable_part(data)
+    box = sealing_cipher(key.secret).encrypt(nonce, bytes(payload), readable)
     data[SEALED_FIELD] = base64.urlsafe_b64encode(nonce + box).rstrip(b"=").decode("ascii")
-    return data
+    return data, signed_part(readable, data[SEALED_FIELD])
 
 
 def readable_part(data: Mapping[str, Any]) -> bytes:
-    """The associated data of a seal: the state's canonical form without its sealed
-    part and its signature."""
+    """The associated data of a seal: the state's canonical form (sealed mode's domain)
+    without its sealed part and its signature."""
     return canonical_state({k: v for k, v in data.items() if k != SEALED_FIELD}, SEALED_DOMAIN)
 
 
-def unseal(key: StateKey, game: Game, data: Mapping[str, Any], where: str = "/state") -> tuple[dict[str, Any], int]:
-    """A sealed state (its signature already verified with ``key``) as a complete state
-    the wire format reads, and its shuffle seed. 403 ``state-seal-invalid`` when the
-    sealed part does not open or does not match the readable part."""
+def signed_part(readable: bytes, sealed: Any) -> bytes:
+    """The state's :func:`.state_signing.canonical_state` (what its signature covers), from
+    its :func:`readable_part` and its sealed part, without building the JSON again: in
+    sorted order ``sealed`` is the last key of a state without its signature (every other
+    key of the state schema sorts before it)."""
+    return readable[:-1] + b',"' + SEALED_FIELD.encode() + b'":' + json.dumps(sealed).encode("ascii") + b"}"
+
+
+def unseal(
+    key: StateKey, game: Game, data: Mapping[str, Any], readable: bytes, where: str = "/state"
+) -> tuple[dict[str, Any], int]:
+    """A sealed state (its signature already verified with ``key``; ``readable`` its
+    :func:`readable_part`) as a complete state the wire format reads, and its shuffle
+    seed. 403 ``state-seal-invalid`` when the sealed part does not open or does not match
+    the readable part."""
     sealed = data.get(SEALED_FIELD)
     counts = data.get(FACE_DOWN_FIELD)
     try:
         if not isinstance(sealed, str) or len(sealed) > MAX_SEALED_CHARS or not isinstance(counts, Mapping):
             raise ValueError("no sealed part")
         raw = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
-        payload = AESGCM(derived_key(key.secret, SEAL_INFO)).decrypt(
-            raw[:NONCE_BYTES], raw[NONCE_BYTES:], readable_part(data)
+        payload = sealing_cipher(key.secret).decrypt(
+            raw[:NONCE_BYTES], raw[NONCE_BYTES:], readable
         )
         seed, hidden = read_payload(game, payload, counts)
     except (ValueError, binascii.Error, InvalidTag):
@@ -204,5 +227,6 @@ __all__ = [
     "readable_part",
     "redact_event",
     "seal",
+    "signed_part",
     "unseal",
 ]

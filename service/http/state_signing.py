@@ -107,22 +107,29 @@ def protects(protection: StateProtectionSettings) -> bool:
     return protection.mode is not StateProtection.OPEN
 
 
-def sign_state(protection: StateProtectionSettings, state: dict[str, Any]) -> dict[str, Any]:
+def sign_state(protection: StateProtectionSettings, state: dict[str, Any], signed: bytes | None = None) -> dict[str, Any]:
     """``state`` (as :func:`.wire.state_to_json` wrote it) with its signature by the first
-    key of the ring; in open mode, ``state`` itself, unchanged."""
+    key of the ring; in open mode, ``state`` itself, unchanged. ``signed``, when given, is
+    the state's :func:`canonical_state` already built by the caller."""
     if not protects(protection):
         return state
     key = protection.keys[0]
-    state[SIGNATURE_FIELD] = {"kid": key.kid, "mac": state_mac(key, state, DOMAINS[protection.mode])}
+    if signed is None:
+        signed = canonical_state(state, DOMAINS[protection.mode])
+    state[SIGNATURE_FIELD] = {"kid": key.kid, "mac": keyed_mac(key, signed)}
     return state
 
 
 def verify_state(
-    protection: StateProtectionSettings, state: Mapping[str, Any], where: str = "/state"
+    protection: StateProtectionSettings,
+    state: Mapping[str, Any],
+    where: str = "/state",
+    signed: bytes | None = None,
 ) -> StateKey | None:
     """Refuse (403 :class:`ApiError`) a state whose signature is missing, malformed, made
     with a key the ring does not list, or does not match it; ``where`` is the state's JSON
-    pointer in the request. Answers the key that signed it (None in open mode, which
+    pointer in the request; ``signed``, when given, the state's :func:`canonical_state`
+    already built by the caller. Answers the key that signed it (None in open mode, which
     checks nothing)."""
     if not protects(protection):
         return None
@@ -148,7 +155,9 @@ def verify_state(
             f"the state was signed with key {kid!r}, which this server no longer lists: deal again",
             [(f"{where}/signature/kid", "not a key of this server")],
         )
-    if not hmac.compare_digest(state_mac(key, state, DOMAINS[protection.mode]).encode("ascii"), mac.encode("ascii")):
+    if signed is None:
+        signed = canonical_state(state, DOMAINS[protection.mode])
+    if not hmac.compare_digest(keyed_mac(key, signed).encode("ascii"), mac.encode("ascii")):
         raise ApiError(
             ProblemCode.STATE_SIGNATURE_INVALID,
             "the state's signature does not match it: the state was changed after the service signed it",

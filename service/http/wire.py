@@ -132,6 +132,13 @@ def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> 
         raise NotationError([Problem("", "a state is a JSON object")])
     problems: list[Problem] = []
     game = read_header(data, expect_game, problems)
+    return game, read_body(game, data, problems)
+
+
+def read_body(game: Game, data: Mapping[str, Any], problems: list[Problem] | None = None) -> State:
+    """The deal, piles and counters of a state of ``game`` (whose header was read);
+    raises :class:`NotationError` with ``problems`` and every problem found here."""
+    problems = [] if problems is None else problems
     deal = 0
     try:
         deal = parse_deal(data.get("deal"), "/deal")
@@ -141,7 +148,7 @@ def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> 
     counters = read_counters(game, data.get("counters", {}), problems)
     if problems:
         raise NotationError(problems)
-    return game, State(tuple(piles), tuple(counters), deal)
+    return State(tuple(piles), tuple(counters), deal)
 
 
 def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list[Problem]) -> Game:
@@ -352,6 +359,8 @@ __all__ = [
     "move_from_json",
     "move_to_json",
     "parse_deal",
+    "read_body",
+    "read_header",
     "state_from_json",
     "state_to_json",
 ]
