@@ -13,6 +13,10 @@ The level with no solve is the baseline: the target is a p99 with 16 solves at m
 the baseline's, with no failed /moves request, and searches beyond the pool's bound
 answered 503 at once.
 
+The server takes its settings from the environment, as `make run` does: to measure the
+solver processes on CPUs of their own (the workers on the others), run it with
+``SOLVER_CPUS=1`` (say); every level, the baseline included, then runs that way.
+
     .venv/bin/python -m bench.solve_contention_bench [--seconds 10] [--levels 0,4,16,64] [--rounds 1]
 """
 
@@ -41,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.http_bench import bodies  # noqa: E402
 from service.http import create_app  # noqa: E402
+from service.settings import GUNICORN_THREADS, SOLVER_CPUS, SOLVER_PROCESSES, SOLVER_QUEUE, WEB_CONCURRENCY  # noqa: E402
 
 PLAY_GAME = "penguin"
 SOLVE_GAME = "forty-thieves"
@@ -248,9 +253,11 @@ def main() -> None:
     move_payloads = [json.dumps(b, separators=(",", ":")).encode() for b in bodies(client, PLAY_GAME, args.bodies)]
     state = client.post(f"/v1/games/{SOLVE_GAME}/deals", json={"deal": SOLVE_DEAL}).get_json()["state"]
     solve_payload = json.dumps({"state": state}).encode()
-    print(f"cpus {os.cpu_count()}, `make run` settings (WEB_CONCURRENCY, GUNICORN_THREADS from the environment "
-          f"or their defaults), {args.seconds:g} s per level x {args.rounds} round(s), one play client; solves: {SOLVE_GAME} deal "
-          f"{SOLVE_DEAL} at the server's largest budget; load average before: {os.getloadavg()[0]:.2f}")
+    server_env = ", ".join(f"{v.name}={os.environ.get(v.name) or v.documented_default}"
+                           for v in (WEB_CONCURRENCY, GUNICORN_THREADS, SOLVER_PROCESSES, SOLVER_QUEUE, SOLVER_CPUS))
+    print(f"cpus {os.cpu_count()}, `make run` settings ({server_env}), {args.seconds:g} s per level x {args.rounds} "
+          f"round(s), one play client; solves: {SOLVE_GAME} deal {SOLVE_DEAL} at the server's largest budget; "
+          f"load average before: {os.getloadavg()[0]:.2f}")
 
     results = [Level(k) for k in levels]
     with tempfile.TemporaryDirectory() as tmp:

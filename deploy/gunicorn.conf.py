@@ -12,6 +12,11 @@ Graceful stop, in three steps (`docker stop` and Kubernetes send SIGTERM):
    workers to finish their in-flight requests (at most ``GUNICORN_GRACEFUL_TIMEOUT``).
 3. A second SIGTERM skips the rest of the drain; SIGINT/SIGQUIT stop at once as usual.
 
+CPUs: with ``SOLVER_CPUS`` set, each worker runs on the CPUs the solver processes leave
+(pinned in ``post_fork``, before its threads start; the fork server and its solver
+processes descend from it, and each solver process moves to ``SOLVER_CPUS`` itself), and
+``WEB_CONCURRENCY`` defaults to the count of those CPUs.
+
 Of the app, the master imports ``service.settings`` (with the solver's settings class)
 and the worker class, never Flask or prometheus_client. It reads the app's settings too,
 so that a bad value stops the start at once rather than every worker at boot, and hands
@@ -38,27 +43,46 @@ from service.run_dirs import remove_stale_run_dirs, run_dir
 from service.settings import (
     DRAIN_FILE,
     PROMETHEUS_MULTIPROC_DIR,
+    SOLVER_CPUS,
     Variable,
     check_searches_leave_threads,
     read_gunicorn_settings,
     read_settings,
 )
+from service.solver.settings import cpus_left_for_play
 
 
-def _cpu_count() -> int:
-    """CPUs this process may run on (a container's cpuset, not the host's count)."""
+def _available_cpus() -> frozenset[int] | None:
+    """CPUs this process may run on (a container's cpuset, not the host's count); None
+    where the system does not say (not Linux)."""
     try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        return frozenset(os.sched_getaffinity(0))
+    except AttributeError:
+        return None
+
+
+def _play_cpus(solver_cpus: frozenset[int], available: frozenset[int] | None) -> frozenset[int] | None:
+    """The CPUs the workers are pinned to: those ``SOLVER_CPUS`` leaves (None: not pinned,
+    when it is unset). A value this server cannot honour stops the start."""
+    if not solver_cpus:
+        return None
+    if available is None:
+        raise RuntimeError(f"{SOLVER_CPUS.name} needs Linux (CPU affinity); leave it unset here")
+    try:
+        return cpus_left_for_play(solver_cpus, available)
+    except ValueError as error:
+        raise RuntimeError(f"{SOLVER_CPUS.name} names CPUs {sorted(solver_cpus)}: {error}") from None
 
 
 server_settings = read_gunicorn_settings()
 app_settings = read_settings()
 solver_budget = app_settings.solver.max_seconds  # never above the solver's hard cap
+available_cpus = _available_cpus()
+play_cpus = _play_cpus(app_settings.solver.cpus, available_cpus)
 
 bind = f"{server_settings.host}:{server_settings.port}"
-workers = server_settings.workers or _cpu_count()
+# One worker per CPU the workers may use (those SOLVER_CPUS leaves, if set).
+workers = server_settings.workers or len(play_cpus or available_cpus or ()) or os.cpu_count() or 1
 # gthread's threads, but a thread gets a connection only once its request is whole (read in
 # the worker's main loop, bounded by MAX_BODY_BYTES and REQUEST_READ_SECONDS): slow or
 # half-sent requests cost a socket and a small buffer, never a thread. It takes its bounds
@@ -181,7 +205,10 @@ def when_ready(server: Any) -> None:
 
 
 def post_fork(server: Any, worker: Any) -> None:
-    """Give the worker the request bounds read here, once (it reads no environment itself)."""
+    """Give the worker the request bounds read here, once (it reads no environment itself),
+    and keep it to the CPUs the solver processes leave, if ``SOLVER_CPUS`` is set."""
+    if play_cpus:
+        os.sched_setaffinity(0, play_cpus)
     if isinstance(worker, WholeRequestWorker):
         worker.configure(
             max_body_bytes=app_settings.http.max_body_bytes, read_seconds=server_settings.request_read_seconds

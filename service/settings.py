@@ -28,7 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from service.solver.settings import SolverSettings
+from service.solver.settings import SolverSettings, parse_cpu_list
 
 T = TypeVar("T")
 
@@ -261,10 +261,29 @@ SOLVER_MAX_STATES = Variable("SOLVER_MAX_STATES", "1000000", whole_number(1))
 HINT_SECONDS = Variable("HINT_SECONDS", "1", seconds(zero_allowed=False))
 WINNABLE_DEAL_SECONDS = Variable("WINNABLE_DEAL_SECONDS", "2", seconds(zero_allowed=False))
 WINNABLE_DEAL_TRIES = Variable("WINNABLE_DEAL_TRIES", "10", whole_number(1))
+# Player-knowledge hints and solves (service/solver/sampling.py); the default is SolverSettings'.
+PLAYER_KNOWLEDGE_SAMPLES = Variable("PLAYER_KNOWLEDGE_SAMPLES", str(SolverSettings.samples), whole_number(1))
 # The pool of solver processes of each worker (service/solver/pool.py); 0 processes: searches
 # run in the request thread (tests). Processes + queue stay below GUNICORN_THREADS.
 SOLVER_PROCESSES = Variable("SOLVER_PROCESSES", "1", whole_number(0))
 SOLVER_QUEUE = Variable("SOLVER_QUEUE", "1", whole_number(0))
+
+
+def cpu_list(name: str, raw: str) -> frozenset[int]:
+    """A Linux CPU list (``1``, ``2-3,6``: the format of ``taskset -c``); empty: none.
+
+    >>> cpu_list("SOLVER_CPUS", "one")
+    Traceback (most recent call last):
+    RuntimeError: environment variable SOLVER_CPUS must be a CPU list such as 1 or 2-3,6, not 'one'
+    """
+    try:
+        return parse_cpu_list(raw)
+    except ValueError:
+        raise bad_value(name, raw, "a CPU list such as 1 or 2-3,6") from None
+
+
+# The CPUs of the solver processes; gunicorn's workers keep the others (deploy/gunicorn.conf.py).
+SOLVER_CPUS = Variable("SOLVER_CPUS", "", cpu_list, shown_default="none")
 
 # gunicorn (deploy/gunicorn.conf.py).
 HOST = Variable("HOST", "127.0.0.1", text)
@@ -291,7 +310,8 @@ STATE_KEYS_FILE = Variable("STATE_KEYS_FILE", "", optional(key_ring_file), shown
 VARIABLES: tuple[Variable[Any], ...] = (
     HOST, PORT, MAX_BODY_BYTES,
     SOLVER_MAX_SECONDS, SOLVER_MAX_STATES, HINT_SECONDS, WINNABLE_DEAL_SECONDS, WINNABLE_DEAL_TRIES,
-    SOLVER_PROCESSES, SOLVER_QUEUE,
+    PLAYER_KNOWLEDGE_SAMPLES,
+    SOLVER_PROCESSES, SOLVER_QUEUE, SOLVER_CPUS,
     WEB_CONCURRENCY, GUNICORN_THREADS, GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_KEEPALIVE,
     REQUEST_READ_SECONDS, GUNICORN_WORKER_CONNECTIONS,
     GUNICORN_MAX_REQUESTS, GUNICORN_MAX_REQUESTS_JITTER, GUNICORN_DRAIN_SECONDS, LOG_LEVEL,
@@ -395,6 +415,8 @@ def read_solver_settings(environ: Mapping[str, str]) -> SolverSettings:
         winnable_deal_tries=WINNABLE_DEAL_TRIES.read(environ),
         processes=SOLVER_PROCESSES.read(environ),
         queue=SOLVER_QUEUE.read(environ),
+        cpus=SOLVER_CPUS.read(environ),
+        samples=PLAYER_KNOWLEDGE_SAMPLES.read(environ),
     )
 
 

@@ -63,6 +63,7 @@ class AbandonHope(Game):
     summary = "Discard all 13 Clubs from 24 two-card piles; three reshuffles to help."
     has_deal = False
     has_redeal = True
+    redeals_reshuffle = True
     rules_text = """
 One deck of 52. Goal: discard all 13 Clubs.
 

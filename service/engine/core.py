@@ -11,6 +11,7 @@ are declared here once; the API's schemas are built from them.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
@@ -212,6 +213,10 @@ class Game:
     autoplay_rule: ClassVar[str] = "No move is ever made automatically."
     has_deal: ClassVar[bool] = False  # the game has a stock the player deals from
     has_redeal: ClassVar[bool] = False
+    #: A redeal shuffles the cards it gathers, with a seed derived from ``State.deal``
+    #: (:mod:`.reshuffle`): the reshuffles to come are hidden from the player, as the
+    #: face-down cards are.
+    redeals_reshuffle: ClassVar[bool] = False
 
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -358,6 +363,49 @@ class Game:
     def autoplay_move(self, state: State) -> Move | None:
         """A foundation move that can never hurt, or None (see :attr:`autoplay_rule`)."""
         return None
+
+    # --- hidden information ----------------------------------------------------------
+    # What the player does not see: the cards of the face-down piles (their order, and
+    # which card lies in which of them) and, where redeals reshuffle, the deal's seed.
+    def hidden_matters(self, state: State) -> bool:
+        """Whether what the player cannot see may still change the game: the game goes on
+        (a legal move is left), and a face-down pile holds cards or a redeal that
+        reshuffles is legal. A reshuffling redeal that is not legal now never becomes
+        legal: in Small Billee the redeals are used up or the fans are empty, and only a
+        redeal refills them; in Abandon Hope the redeals are used up or the game is won."""
+        moves = self.legal_moves(state)
+        if not moves:
+            return False
+        if any(state.piles[p] for p in self.face_down_piles):
+            return True
+        return self.redeals_reshuffle and REDEAL in moves
+
+    def sample_hidden(self, state: State, rng: random.Random) -> State:
+        """A position the player cannot tell from ``state``: the face-down piles' cards
+        dealt among those piles again in a random order, each pile keeping its count, and,
+        where redeals reshuffle, a random deal seed, so that the reshuffles to come are
+        guesses too. The face-down cards are sorted before they are shuffled: the sample
+        depends on which cards lie face down (and on ``rng``), never on their order."""
+        piles = list(state.piles)
+        hidden = sorted(c for p in self.face_down_piles for c in piles[p])
+        rng.shuffle(hidden)
+        for p in self.face_down_piles:
+            count = len(piles[p])
+            piles[p], hidden = tuple(hidden[:count]), hidden[count:]
+        deal = rng.randrange(MAX_DEAL + 1) if self.redeals_reshuffle else state.deal
+        return State(tuple(piles), state.counters, deal)
+
+    def move_reveals(self, state: State, move: Move) -> bool:
+        """Whether the outcome of the legal ``move`` depends on what the player cannot see:
+        it takes a card from a face-down pile (a deal, a refill from the stock) or it is a
+        redeal that reshuffles. The moves before such a move play out the same whatever
+        the hidden cards are."""
+        if move.action == Action.REDEAL and self.redeals_reshuffle:
+            return True
+        if not any(state.piles[p] for p in self.face_down_piles):
+            return False
+        after = self.apply(state, move)
+        return any(len(after.piles[p]) < len(state.piles[p]) for p in self.face_down_piles)
 
     # --- validation --------------------------------------------------------------
     def validate(self, state: State) -> list[Problem]:

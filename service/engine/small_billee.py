@@ -71,6 +71,7 @@ class SmallBillee(Game):
     summary = "Aces start home; play the tops of 12 fans through 6 cells, with up to 3 reshuffles."
     has_deal = False
     has_redeal = True
+    redeals_reshuffle = True
     rules_text = """
 One deck of 52. The four Aces start on the 4 foundations (foundation 0 holds the Ace
 of Clubs, 1 Diamonds, 2 Hearts, 3 Spades); each foundation builds up in suit to King.

@@ -15,6 +15,7 @@ from .games_api import blp as games_blp
 from .observability import init_observability
 from .ops import blp as ops_blp
 from .problems import ProblemApi
+from .replays_api import blp as replays_blp
 from .solver_api import blp as solver_blp
 from .web import blp as web_blp
 
@@ -29,16 +30,21 @@ OPENAPI_CONFIG: dict[str, Any] = {
         "info": {
             "description": (
                 "A stateless rules engine for patience (solitaire) games: deal, list legal "
-                "moves, apply moves, validate states. Every request carries the complete "
-                "state; the service keeps nothing between requests.\n\n"
+                "moves, apply moves, validate states, replay a deal's moves. Every request carries the complete "
+                "state; the service keeps nothing between requests. A replay (`POST /v1/games/{game}/replays`) "
+                "plays the moves of a game again from its deal and answers a `result` that, when the server signs "
+                "its states, is signed for a leaderboard to check offline.\n\n"
                 "Errors are `application/problem+json` (RFC 9457) with a machine-readable "
                 "`code`: 400 for a body that is not JSON or does not match the schema, "
                 "422 for a well-formed body whose content the rules cannot accept (an "
                 "inconsistent state, invalid options, an incomplete move), 404 for an "
-                "unknown game, 409 for an illegal move (with the rule that forbids it), "
+                "unknown game, 409 for an illegal move (with the rule that forbids it, and for a replay the "
+                "`move_index` of the move), "
                 "403 when the server signs its states (`state_protection` of `GET /v1/games` is "
-                "`signed`) and a state sent back is not one it signed (`state-unsigned`, "
-                "`state-signature-malformed`, `state-key-unknown`, `state-signature-invalid`), "
+                "`signed` or `sealed`) and a state sent back is not one it signed (`state-unsigned`, "
+                "`state-signature-malformed`, `state-key-unknown`, `state-signature-invalid`), or, in "
+                "sealed mode, its sealed part does not open (`state-seal-invalid`) or a search asks "
+                "for `\"knowledge\": \"full\"` (`full-knowledge-refused`), "
                 "413 for a body over the size limit, 415 `unsupported-content-encoding` for a "
                 "`Content-Encoding` other than `identity` (bodies are taken only as they are). "
                 f"Bodies are read strictly: JSON nested more than {MAX_JSON_DEPTH} deep (`json-too-deep`), "
@@ -63,6 +69,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_converter(GameIdConverter, game_id_schema)
     api.register_blueprint(games_blp)
     api.register_blueprint(solver_blp)
+    api.register_blueprint(replays_blp)
     app.register_blueprint(ops_blp)
     app.register_blueprint(web_blp)
     init_observability(app)

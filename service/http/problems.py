@@ -108,6 +108,7 @@ class ApiError(Exception):
         errors: Iterable[tuple[str, str]] = (),
         rule: str | None = None,
         headers: Mapping[str, str] | None = None,
+        move_index: int | None = None,
     ) -> None:
         super().__init__(detail)
         if code.status is None:
@@ -118,6 +119,7 @@ class ApiError(Exception):
         self.errors = list(errors)
         self.rule = rule
         self.headers = dict(headers or {})  # e.g. Retry-After of a 503
+        self.move_index = move_index  # a replay's refused move (service/http/replays_api.py)
 
 
 class ProblemSchema(Strict):
@@ -136,6 +138,12 @@ class ProblemSchema(Strict):
         },
     )
     rule = fields.String(metadata={"description": "For `illegal-move`: id of the rule that forbids it.", "example": "tableau-builds-down-in-suit"})
+    move_index = fields.Integer(
+        metadata={
+            "description": "For `illegal-move` and `invalid-move` answers of a replay: the index (from 0) of the refused move in `moves`.",
+            "example": 12,
+        }
+    )
     errors = fields.List(fields.Nested(ProblemDetailSchema), metadata={"description": "Each problem found, with where it is."})
     request_id = fields.String(metadata={"description": "The request's id (X-Request-ID)."})
     instance = fields.String()
@@ -152,6 +160,7 @@ def problem_response(
     rule: str | None = None,
     headers: Mapping[str, str] | None = None,
     status: int | None = None,
+    move_index: int | None = None,
 ) -> flask.Response:
     """The problem+json answer; ``status`` defaults to the code's."""
     status = status if status is not None else code.status
@@ -166,6 +175,8 @@ def problem_response(
     }
     if rule:
         body["rule"] = rule
+    if move_index is not None:
+        body["move_index"] = move_index
     errs = [{"where": w, "message": m} for w, m in errors]
     if errs:
         body["errors"] = errs
@@ -231,7 +242,9 @@ def handle_http_exception(error: HTTPException) -> flask.Response:
 
 
 def handle_api_error(error: ApiError) -> flask.Response:
-    return problem_response(error.code, error.detail, error.errors, error.rule, headers=error.headers)
+    return problem_response(
+        error.code, error.detail, error.errors, error.rule, headers=error.headers, move_index=error.move_index
+    )
 
 
 def handle_unexpected(error: Exception) -> flask.Response:
@@ -289,7 +302,8 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
     ),
     404: ("No game has this id.", (ProblemCode.UNKNOWN_GAME, "no game 'chess'; games: penguin, ...", {})),
     409: (
-        "The move is well-formed but the rules forbid it; `rule` names the rule.",
+        "The move is well-formed but the rules forbid it; `rule` names the rule (and, for a replay, `move_index` "
+        "the move).",
         (ProblemCode.ILLEGAL_MOVE, "the tableau builds down in suit by one: the Three of Diamonds does not go on the Eight of Clubs",
          {"rule": "tableau-builds-down-in-suit"}),
     ),

@@ -16,7 +16,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from service.engine.core import MAX_DEAL, EventKind, Fan, GroupName, Status
+from service.engine.core import GROUP_NAMES, MAX_DEAL, EventKind, Fan, GroupName, Status
 from service.settings import StateProtection
 
 from .wire import (
@@ -205,6 +205,47 @@ PilesSchema = Strict.from_dict(
 )
 
 
+class FaceDownField(fields.Field):
+    """A sealed state's ``face_down``: ``{group: [card count of each pile]}``. One field
+    rather than a nested schema, as :class:`PileGroupField`: it is read on every request
+    of a sealed server. Its OpenAPI form (:data:`FACE_DOWN_DOC`) is the same object."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, list[int]]:
+        if not isinstance(value, dict):
+            raise ValidationError("face_down is an object of pile groups")
+        errors: dict[str, list[str]] = {}
+        for name, counts in value.items():
+            if name not in GROUP_NAMES:
+                errors[name] = ["Unknown field."]
+            elif not (
+                isinstance(counts, list)
+                and len(counts) <= MAX_PILES_PER_GROUP
+                and all(type(n) is int and 0 <= n <= MAX_PILE_CARDS for n in counts)
+            ):
+                errors[name] = [f"a list of at most {MAX_PILES_PER_GROUP} card counts from 0 to {MAX_PILE_CARDS}"]
+        if errors:
+            raise ValidationError(errors)
+        return value
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return value
+
+
+FACE_DOWN_DOC: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        name.value: {
+            "type": "array",
+            "maxItems": MAX_PILES_PER_GROUP,
+            "items": {"type": "integer", "minimum": 0, "maximum": MAX_PILE_CARDS},
+            "description": f"Cards in each pile of the {name.value} group, if it is face down.",
+        }
+        for name in GroupName
+    },
+}
+
+
 MAX_KEY_ID_CHARS = 64  # the schema's bound; a key id is 1-32 characters (state-signature-malformed past that)
 MAX_MAC_CHARS = 128  # the schema's bound; a MAC is 43 characters
 
@@ -280,20 +321,15 @@ class StateSchema(Strict):
             "example": {},
         },
     )
-    face_down = fields.Dict(
-        keys=fields.String(validate=validate.OneOf([g.value for g in GroupName])),
-        values=fields.List(
-            fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_PILE_CARDS)),
-            validate=validate.Length(max=MAX_PILES_PER_GROUP),
-        ),
-        validate=validate.Length(max=len(GroupName)),
+    face_down = FaceDownField(
         metadata={
+            **FACE_DOWN_DOC,
             "description": (
-                "Sealed mode only (`state_protection` of `GET /v1/games`): for each face-down pile group (those "
-                "with `face_down` in the game's `pile_groups`), the number of cards of each of its piles. Those "
-                "groups are then absent from `piles`: their cards travel encrypted in `sealed`."
+                "Sealed mode only (`state_protection` of `GET /v1/games`), in games with face-down piles: for "
+                "each face-down pile group (those with `face_down` in the game's `pile_groups`), the number of "
+                "cards of each of its piles. Those groups are then absent from `piles`: their cards travel "
+                "encrypted in `sealed`."
             ),
-            "maxProperties": len(GroupName),
             "example": {"stock": [64]},
         },
     )
@@ -301,8 +337,9 @@ class StateSchema(Strict):
         validate=validate.Length(min=1, max=MAX_SEALED_CHARS),
         metadata={
             "description": (
-                "Sealed mode only: the face-down cards and the deal's keyed seed, encrypted (AES-GCM) and bound "
-                "to the rest of the state. Opaque: send it back unchanged."
+                "Sealed mode only, in games that hide something (face-down piles, or redeals that reshuffle): "
+                "the face-down cards and the deal's keyed seed, encrypted (AES-GCM) and bound to the rest of the "
+                "state. Opaque: send it back unchanged."
             ),
         },
     )

@@ -118,7 +118,7 @@ def run_search(search: Search[T]) -> T:
     """The search's answer, from this process's solver pool; a refusal or a failure of the
     pool as a 503 problem (see the module's docstring)."""
     solver = current_settings().solver
-    pool = shared_pool(solver.processes, solver.queue, POOL_METRICS)
+    pool = shared_pool(solver.processes, solver.queue, POOL_METRICS, solver.cpus)
     try:
         return pool.run(search, client_gone(flask.request.environ))
     except PoolBusy as busy:

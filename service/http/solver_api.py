@@ -5,6 +5,11 @@ Budgets: a request's limits are capped by the server's settings
 make a search run longer or hold more positions than the server allows. Every search runs
 in the server's pool of solver processes (:mod:`.searches`): 503 ``solver-busy`` when it
 is full.
+
+Knowledge (:func:`knowledge_of`): a request may ask for ``"knowledge": "player"`` (only what
+the player sees: :mod:`service.solver.sampling`) or ``"full"`` (the state as sent); the
+default is ``player`` in sealed mode, ``full`` otherwise, and sealed mode refuses ``full``
+(403 ``full-knowledge-refused``): it would read the face-down cards the mode hides.
 """
 
 from __future__ import annotations
@@ -12,15 +17,29 @@ from __future__ import annotations
 from typing import Any
 
 from service.engine.core import Game
-from service.solver import Limits, SolveResult, hint, solve_position
+from service.solver import (
+    Hint,
+    Knowledge,
+    Limits,
+    PlayerSolve,
+    SampleCount,
+    SolveResult,
+    hint,
+    player_hint,
+    player_solve,
+    sampled_limits,
+    solve_position,
+)
 from service.solver.pool import Search
 
 from .app_settings import current_settings
 from .body import Blueprint
 from .games_api import read_state
 from .observability import record_solver_run
+from .problems import ApiError, ProblemCode
 from .searches import run_search
 from .solver_schemas import HintRequestSchema, HintResponseSchema, SolveRequestSchema, SolveResponseSchema
+from .state_protection import is_sealed
 from .wire import move_to_json
 
 blp = Blueprint(
@@ -28,11 +47,14 @@ blp = Blueprint(
     __name__,
     url_prefix="/v1/games",
     description=(
-        "Solve deals and ask for hints. The solver searches the position exactly as sent: in "
-        "games whose redeals reshuffle (Small Billee, Abandon Hope), each reshuffle is "
-        "determined by the state (its deal number and the redeals made, docs/rules.md "
-        "\"Determinism\"), so a solution is a solution of the deal as dealt, reshuffles "
-        "included, and replays move by move through the moves endpoint."
+        "Solve deals and ask for hints. With `\"knowledge\": \"full\"` (the default in open and "
+        "signed modes) the solver searches the position exactly as sent: face-down cards "
+        "included, and in games whose redeals reshuffle (Small Billee, Abandon Hope) each "
+        "reshuffle is determined by the state (its deal number and the redeals made, "
+        "docs/rules.md \"Determinism\"), so a solution is a solution of the deal as dealt, "
+        "reshuffles included, and replays move by move through the moves endpoint. With "
+        "`\"knowledge\": \"player\"` (the default in sealed mode, where `full` is refused) it "
+        "uses only what the player sees and samples the rest: see `knowledge`."
     ),
 )
 
@@ -43,6 +65,23 @@ def capped_limits(requested: dict[str, Any], default_seconds: float | None = Non
     seconds = requested.get("max_seconds", default_seconds or s.max_seconds)
     states = requested.get("max_states", s.max_states)
     return Limits(min(seconds, s.max_seconds), min(states, s.max_states))
+
+
+def knowledge_of(body: dict[str, Any]) -> Knowledge:
+    """The knowledge a search request may use: the one it asks for, else the mode's default
+    (``player`` in sealed mode, ``full`` otherwise); 403 ``full-knowledge-refused`` for
+    ``full`` in sealed mode."""
+    sealed = is_sealed(current_settings().state)
+    asked = body.get("knowledge")
+    if asked is None:
+        return Knowledge.PLAYER if sealed else Knowledge.FULL
+    if sealed and asked == Knowledge.FULL:
+        raise ApiError(
+            ProblemCode.FULL_KNOWLEDGE_REFUSED,
+            "this server seals the face-down cards: a search may use only what the player sees "
+            "(\"knowledge\": \"player\")",
+        )
+    return Knowledge(asked)
 
 
 def stats(result: SolveResult, limits: Limits) -> dict[str, Any]:
@@ -62,8 +101,35 @@ def record(game: Game, result: SolveResult) -> None:
     record_solver_run(game.id, result.result, result.seconds)
 
 
+def search_answer(
+    game: Game, result: SolveResult, limits: Limits, knowledge: Knowledge, samples: SampleCount | None
+) -> dict[str, Any]:
+    """The fields every search answer shares: ``stats`` (under the limits the search really
+    had: a sampled one's samples share them), ``knowledge`` and ``samples``."""
+    record(game, result)
+    applied = limits if samples is None else sampled_limits(limits, samples.of)
+    counted = None if samples is None else {"won": samples.won, "of": samples.of}
+    return {"stats": stats(result, applied), "knowledge": knowledge.value, "samples": counted}
+
+
+SOLVE_LINKS = {
+    "links": {
+        "ReplaySolution": {
+            "operationId": "replay_moves",
+            "parameters": {"game_id": "$request.path.game_id"},
+            "requestBody": {
+                "deal": "$request.body#/state/deal",
+                "options": "$request.body#/state/options",
+                "moves": "$response.body#/moves",
+            },
+            "description": "Replay the answered moves from the deal (a solution of a deal as dealt replays to `won`).",
+        },
+    }
+}
+
+
 @blp.route("/<game:game_id>/solve", methods=["POST"])
-@blp.doc(operationId="solve")
+@blp.doc(operationId="solve", responses={200: SOLVE_LINKS})
 @blp.arguments(SolveRequestSchema, error_status_code=400)
 @blp.response(200, SolveResponseSchema)
 @blp.alt_response(403, response="FORBIDDEN")
@@ -73,18 +139,26 @@ def record(game: Game, result: SolveResult) -> None:
 @blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """Solve a position: a winning sequence of moves, a proof that none exists, or `unknown`
-    when a limit stopped the search.
+    when a limit stopped the search. With `player` knowledge, while hidden information can
+    still change the game: `unknown`, with the moves that are safe to play now (see
+    `moves`) and how many samples of the hidden cards were won (`samples`).
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
+    knowledge = knowledge_of(body)
     game, state, _ = read_state(game_id, body["state"])
     limits = capped_limits(body.get("limits") or {})
-    result = run_search(Search(solve_position, game, (state, limits), limits.max_seconds))
-    record(game, result)
+    samples = current_settings().solver.samples
+    solved = (
+        PlayerSolve(run_search(Search(solve_position, game, (state, limits), limits.max_seconds)), None)
+        if knowledge is Knowledge.FULL
+        else run_search(Search(player_solve, game, (state, limits, samples), limits.max_seconds))
+    )
+    result = solved.search
     return {
         "result": result.result,
         "moves": [move_to_json(game, m) for m in result.moves],
-        "stats": stats(result, limits),
+        **search_answer(game, result, limits, knowledge, solved.samples),
     }
 
 
@@ -100,17 +174,24 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
 def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """The move to make now, why, and whether the game can still be won: a solution's first
     move when the solver finds one within the hint budget (HINT_SECONDS), else the
-    heuristic's choice.
+    heuristic's choice. With `player` knowledge, while hidden information can still change
+    the game: the move that starts the most won samples' solutions, `winnable` `"unknown"`,
+    and how many samples were won (`samples`).
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
+    knowledge = knowledge_of(body)
     game, state, _ = read_state(game_id, body["state"])
-    limits = capped_limits({}, current_settings().solver.hint_seconds)
-    given = run_search(Search(hint, game, (state, limits), limits.max_seconds))
-    record(game, given.search)
+    solver = current_settings().solver
+    limits = capped_limits({}, solver.hint_seconds)
+    given: Hint = (
+        run_search(Search(hint, game, (state, limits), limits.max_seconds))
+        if knowledge is Knowledge.FULL
+        else run_search(Search(player_hint, game, (state, limits, solver.samples), limits.max_seconds))
+    )
     return {
         "move": None if given.move is None else move_to_json(game, given.move),
         "reason": given.reason,
         "winnable": given.winnable,
-        "stats": stats(given.search, limits),
+        **search_answer(game, given.search, limits, knowledge, given.samples),
     }

@@ -1,6 +1,7 @@
 """Marshmallow schemas of the solve and hint endpoints (part of ``openapi.yaml``).
 
-The ``result`` enum is the solver's :class:`~service.solver.Outcome`, not a copy of it.
+The ``result`` enum is the solver's :class:`~service.solver.Outcome` and the ``knowledge``
+enum its :class:`~service.solver.Knowledge`, not copies of them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from typing import Any
 
 from marshmallow import ValidationError, fields, validate
 
-from service.solver import Outcome
+from service.solver import Knowledge, Outcome, SolverSettings
+from service.solver.settings import SAMPLED_POSITIONS_PER_SECOND
 
 from .schemas import MOVE_DOC, MoveSchema, StateSchema, Strict, StrictNumber
 
@@ -36,9 +38,52 @@ class LimitsSchema(Strict):
     )
 
 
+KNOWLEDGE_VALUES = [k.value for k in Knowledge]
+KNOWLEDGE_DOC = (
+    "What the search may read. `player`: only what the player sees. The hidden information "
+    "(the face-down piles' cards, and in Small Billee and Abandon Hope the reshuffles to come) "
+    f"is sampled: the server's PLAYER_KNOWLEDGE_SAMPLES guesses at it (default {SolverSettings.samples}), drawn with a "
+    "generator seeded from the visible position, each solved with its share of the budget, so "
+    "the same request gets the same answer and positions that differ only in hidden cards get "
+    "the same answer. A position whose hidden information can no longer change the game (the "
+    "Penguin family and Binary Star, an empty stock, no reshuffle to come) is searched exactly, "
+    "as with `full`. `full`: the state exactly as sent, face-down cards included. Default: "
+    "`player` in sealed mode, `full` otherwise; `full` is refused in sealed mode (403 "
+    "`full-knowledge-refused`)."
+)
+
+
+def knowledge_request_field() -> fields.String:
+    return fields.String(validate=validate.OneOf(KNOWLEDGE_VALUES), metadata={"description": KNOWLEDGE_DOC, "example": "player"})
+
+
+def knowledge_answer_field() -> fields.String:
+    return fields.String(
+        required=True, validate=validate.OneOf(KNOWLEDGE_VALUES),
+        metadata={"description": "The knowledge the search used: the request's `knowledge`, or the server's default for it."},
+    )
+
+
+class SamplesSchema(Strict):
+    won = fields.Integer(required=True, metadata={"description": "Samples of the hidden information the search won."})
+    of = fields.Integer(required=True, metadata={"description": "Samples searched (the server's PLAYER_KNOWLEDGE_SAMPLES)."})
+
+
+def samples_field() -> fields.Nested:
+    return fields.Nested(
+        SamplesSchema, required=True, allow_none=True,
+        metadata={"description": (
+            "A `player` answer that sampled the hidden information: how many samples were won, of "
+            "how many. null when nothing was sampled: a `full` answer, or a position whose hidden "
+            "information can no longer change the game (searched exactly)."
+        )},
+    )
+
+
 class SolveRequestSchema(Strict):
     state = fields.Nested(StateSchema, required=True)
     limits = fields.Nested(LimitsSchema, load_default=dict)
+    knowledge = knowledge_request_field()
 
 
 class SolveStatsSchema(Strict):
@@ -47,16 +92,18 @@ class SolveStatsSchema(Strict):
     states_per_second = fields.Float(required=True)
     stopped_by = fields.String(
         required=True, allow_none=True,
-        metadata={"description": "For `unknown`: what stopped the search: `time`, `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise."},
+        metadata={"description": "For `unknown`: what stopped the search (for a sampled search, the first sample left undecided): `time`, `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise, and for a sampled search whose every sample was decided (it is `unknown` because the hidden cards are)."},
     )
-    max_seconds = fields.Float(required=True, metadata={"description": "The time limit applied (after the server's cap)."})
-    max_states = fields.Integer(required=True, metadata={"description": "The position limit applied (after the server's cap)."})
+    max_seconds = fields.Float(required=True, metadata={"description": "The time limit applied (after the server's cap); a sampled search's samples share it."})
+    max_states = fields.Integer(required=True, metadata={"description": f"The position limit applied (after the server's cap). A sampled search gives each sample an equal share of the positions its time allows at {SAMPLED_POSITIONS_PER_SECOND:,} a second (within the cap), so that the samples end on positions, not on the clock: this is their sum."})
 
 
 RESULT_DOC = (
     "`solved`: `moves` win the game; `unsolvable`: the search proved no sequence of moves "
     "wins (it exhausted every reachable position, merging only positions that are "
-    "equivalent and making only moves that cannot hurt); `unknown`: a limit stopped it."
+    "equivalent and making only moves that cannot hurt); `unknown`: a limit stopped it, or "
+    "(`player` knowledge) the hidden information can still change the game: a sampled "
+    "search is always `unknown`."
 )
 
 
@@ -64,9 +111,18 @@ class SolveResponseSchema(Strict):
     result = fields.String(required=True, validate=validate.OneOf([o.value for o in Outcome]), metadata={"description": RESULT_DOC})
     moves = fields.List(
         fields.Nested(MoveSchema), required=True,
-        metadata={"description": "For `solved`: the winning moves, each a v1 move to send to the moves endpoint in turn (without autoplay); empty otherwise."},
+        metadata={"description": (
+            "For `solved`: the winning moves, each a v1 move to send to the moves endpoint in turn "
+            "(without autoplay). For a sampled (`player`) search: the start of the winning line of "
+            "the first won sample that begins with the hint's move, cut before its first move whose "
+            "outcome depends on hidden information (a deal from a face-down pile, a refill from the "
+            "stock, a redeal that reshuffles): every move listed is legal in turn in the real game and "
+            "plays the same whatever the hidden cards are; empty when no sample was won. Empty otherwise."
+        )},
     )
     stats = fields.Nested(SolveStatsSchema, required=True)
+    knowledge = knowledge_answer_field()
+    samples = samples_field()
 
 
 class Winnable(fields.Field):
@@ -84,13 +140,18 @@ class Winnable(fields.Field):
 
 
 WINNABLE_DOC = {
-    "description": "Whether the game can still be won: `true` (a solution was found), `false` (proved lost) or `\"unknown\"`.",
+    "description": (
+        "Whether the game can still be won: `true` (a solution was found), `false` (proved lost) "
+        "or `\"unknown\"`. Never `true` for a `player` answer while hidden information can still "
+        "change the game: a won sample is a guess, not the game."
+    ),
     "oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["unknown"]}],
 }
 
 
 class HintRequestSchema(Strict):
     state = fields.Nested(StateSchema, required=True)
+    knowledge = knowledge_request_field()
 
 
 class HintResponseSchema(Strict):
@@ -98,6 +159,12 @@ class HintResponseSchema(Strict):
         MoveSchema, required=True, allow_none=True,
         metadata={**MOVE_DOC, "description": "The move to make now; null when no move is left (won or lost)."},
     )
-    reason = fields.String(required=True, metadata={"description": "Why this move, in words."})
+    reason = fields.String(required=True, metadata={"description": (
+        "Why this move, in words. A sampled (`player`) hint plays the move that starts the most "
+        "won samples' solutions (ties: the heuristic's order), or the heuristic's choice when no "
+        "sample was won."
+    )})
     winnable = Winnable(required=True, metadata=WINNABLE_DOC)
     stats = fields.Nested(SolveStatsSchema, required=True)
+    knowledge = knowledge_answer_field()
+    samples = samples_field()

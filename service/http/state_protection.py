@@ -21,7 +21,7 @@ from service.engine.core import Event, Game, Problem, State
 from service.settings import StateProtection, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
-from .state_sealing import KeyedDeals, readable_part, redact_event, seal, signed_part, unseal
+from .state_sealing import KeyedDeals, keeps_secrets, readable_part, redact_event, seal, signed_part, unseal
 from .state_signing import sign_state, verify_state
 from .wire import SEALED_FIELD, NotationError, event_to_json, read_body, read_header, state_to_json
 
@@ -29,7 +29,9 @@ from .wire import SEALED_FIELD, NotationError, event_to_json, read_body, read_he
 class Position(NamedTuple):
     """A game, a position of it, and the deal number the player knows it by. In sealed
     mode ``state.deal`` is the deal's keyed seed (which later reshuffles derive from),
-    never shown; in the other modes the two are the same number."""
+    never shown, from the deal until the state is read back; a game that keeps no secret
+    reads back with its deal number there, since its seed plays no further part. In the
+    other modes the two are the same number."""
 
     game: Game
     state: State
@@ -56,10 +58,11 @@ def dealt_position(protection: StateProtectionSettings, game: Game, deal: int) -
 def answer_state(protection: StateProtectionSettings, position: Position) -> dict[str, Any]:
     """The state an answer carries for ``position``: signed, and sealed, as the mode says."""
     game, state, deal = position
-    data = state_to_json(game, state)
-    if not is_sealed(protection):
-        return sign_state(protection, data)
-    data, signed = seal(protection.keys[0], game, data, state.deal, deal)
+    if not (is_sealed(protection) and keeps_secrets(game.id)):
+        # The number the player knows: in sealed mode a game that keeps no secret has no
+        # sealed part, and its seed (which played its part in the deal) is never shown.
+        return sign_state(protection, state_to_json(game, state._replace(deal=deal)))
+    data, signed = seal(protection.keys[0], game, state, deal)
     return sign_state(protection, data, signed)
 
 
@@ -80,16 +83,20 @@ def read_position(
     seed: int | None = None
     problems: list[Problem] = []
     try:
-        if is_sealed(protection):
+        if is_sealed(protection) and keeps_secrets(game_id):
             readable = readable_part(data)
-            key = verify_state(protection, data, where, signed_part(readable, data.get(SEALED_FIELD)))
+            sealed = data.get(SEALED_FIELD)
+            # A state without a sealed part is checked as it is, then refused as unsealed.
+            signed = signed_part(readable, sealed) if isinstance(sealed, str) else None
+            key = verify_state(protection, data, where, signed)
             assert key is not None  # sealed mode always has a key ring
             game = read_header(data, game_id, problems)
-            data, seed = unseal(key, game, data, readable, where)
+            hidden, seed = unseal(key, game, data, readable, where)
+            state = read_body(game, data, problems, hidden)
         else:
             verify_state(protection, data, where)
             game = read_header(data, game_id, problems)
-        state = read_body(game, data, problems)
+            state = read_body(game, data, problems)
     except NotationError as e:
         raise ApiError(
             ProblemCode.INVALID_STATE, "the state cannot be read: " + e.problems[0].message,

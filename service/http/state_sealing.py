@@ -27,18 +27,17 @@ use the signing (first) key: rotating it renumbers deals, never games already de
 
 >>> from service.engine.registry import get_game
 >>> from service.settings import StateKey, StateProtection, StateProtectionSettings
->>> from .wire import state_to_json
 >>> ring = StateProtectionSettings(StateProtection.SEALED, (StateKey("k1", b"1" * 32),))
 >>> game = get_game("forty-thieves")
 >>> seed = KeyedDeals.of(ring, game)(7)
 >>> state = game.initial_state(seed)
->>> sealed, signed = seal(ring.keys[0], game, state_to_json(game, state), seed, 7)
+>>> sealed, signed = seal(ring.keys[0], game, state, 7)
 >>> sealed["deal"], sealed["face_down"], "stock" in sealed["piles"]
 ('7', {'stock': [64]}, False)
 >>> signed == canonical_state(sealed, SEALED_DOMAIN)
 True
->>> full, opened_seed = unseal(ring.keys[0], game, sealed, readable_part(sealed))
->>> opened_seed == seed and full["piles"]["stock"] == state_to_json(game, state)["piles"]["stock"]
+>>> hidden, opened_seed = unseal(ring.keys[0], game, sealed, readable_part(sealed))
+>>> opened_seed == seed and hidden["stock"] == [state.piles[p] for p in game.group_range("stock")]
 True
 """
 
@@ -60,17 +59,19 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from service.engine.cards import format_card, parse_card
-from service.engine.core import MAX_DEAL, Event, Game, State
+from service.engine.cards import ALL_CARDS
+from service.engine.core import MAX_DEAL, Event, Game, Pile, State
+from service.engine.registry import get_game
 from service.settings import StateKey, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
 from .state_signing import DOMAINS, SIGNATURE_FIELD, canonical_state
-from .wire import FACE_DOWN_FIELD, MAX_SEALED_CHARS, SEALED_FIELD, format_deal
+from .wire import FACE_DOWN_FIELD, MAX_SEALED_CHARS, SEALED_FIELD, format_deal, state_to_json
 
 PAYLOAD_VERSION: Final = 1
 NONCE_BYTES: Final = 12
 SEED_BYTES: Final = 9  # 10**20 - 1 < 2**72
+CARD_BYTES: Final = frozenset(ALL_CARDS)  # the payload bytes that are cards
 SEAL_INFO: Final = b"patience-engine seal v1"
 DEAL_INFO: Final = b"patience-engine deal v1"
 SEALED_DOMAIN: Final = next(d for m, d in DOMAINS.items() if m.value == "sealed")
@@ -108,24 +109,39 @@ class KeyedDeals:
         return int.from_bytes(digest[:16], "big") % (MAX_DEAL + 1)
 
 
-def face_down_groups(game: Game) -> list[str]:
-    return [g.name for g in game.groups if g.face_down]
+@lru_cache(maxsize=64)  # game ids only: a path names a known game before this is asked
+def face_down_groups(game_id: str) -> tuple[str, ...]:
+    """The face-down pile groups of a game, in layout order (the same whatever its options)."""
+    return tuple(g.name for g in get_game(game_id).groups if g.face_down)
 
 
-def seal(key: StateKey, game: Game, data: dict[str, Any], seed: int, deal: int) -> tuple[dict[str, Any], bytes]:
-    """The sealed form of ``data`` (a state as :func:`.wire.state_to_json` wrote it, whose
-    shuffle was seeded with ``seed``), showing ``deal`` as its deal number, not signed yet;
-    and the bytes its signature covers (:func:`signed_part`)."""
+@lru_cache(maxsize=64)  # game ids only: a path names a known game before this is asked
+def keeps_secrets(game_id: str) -> bool:
+    """Whether a state of this game hides something from the player: face-down piles, or
+    a deal seed that later reshuffles derive from. A game with nothing to hide (the Penguin
+    family, Binary Star) has no sealed part: its keyed layout is already dealt, face up,
+    and its seed plays no further part, so its sealed-mode states are signed states."""
+    game = get_game(game_id)
+    return bool(game.face_down_piles) or game.redeals_reshuffle
+
+
+def seal(key: StateKey, game: Game, state: State, deal: int) -> tuple[dict[str, Any], bytes]:
+    """The sealed form of ``state`` (whose ``deal`` is the seed its shuffle was dealt
+    from), showing ``deal`` as its deal number, not signed yet; and the bytes its
+    signature covers (:func:`signed_part`)."""
+    hidden = face_down_groups(game.id)
+    data = state_to_json(game, state, leave_out=hidden)
     data["deal"] = format_deal(deal)
     payload = bytearray((PAYLOAD_VERSION,))
-    payload += seed.to_bytes(SEED_BYTES, "big")
+    payload += state.deal.to_bytes(SEED_BYTES, "big")
     counts: dict[str, list[int]] = {}
-    for name in face_down_groups(game):
-        piles = data["piles"].pop(name)
-        counts[name] = [len(p) for p in piles]
-        for pile in piles:
+    for name in hidden:
+        counts[name] = []
+        for p in game.group_range(name):
+            pile = state.piles[p]
+            counts[name].append(len(pile))
             payload.append(len(pile))
-            payload += bytes(parse_card(c) for c in pile)
+            payload += bytes(pile)
     data[FACE_DOWN_FIELD] = counts
     nonce = os.urandom(NONCE_BYTES)
     readable = readable_part(data)
@@ -137,7 +153,10 @@ def seal(key: StateKey, game: Game, data: dict[str, Any], seed: int, deal: int) 
 def readable_part(data: Mapping[str, Any]) -> bytes:
     """The associated data of a seal: the state's canonical form (sealed mode's domain)
     without its sealed part and its signature."""
-    return canonical_state({k: v for k, v in data.items() if k != SEALED_FIELD}, SEALED_DOMAIN)
+    return canonical_state(data, SEALED_DOMAIN, leave_out=UNSIGNED_BY_SEAL)
+
+
+UNSIGNED_BY_SEAL: Final = frozenset((SEALED_FIELD, SIGNATURE_FIELD))
 
 
 def signed_part(readable: bytes, sealed: Any) -> bytes:
@@ -150,55 +169,53 @@ def signed_part(readable: bytes, sealed: Any) -> bytes:
 
 def unseal(
     key: StateKey, game: Game, data: Mapping[str, Any], readable: bytes, where: str = "/state"
-) -> tuple[dict[str, Any], int]:
-    """A sealed state (its signature already verified with ``key``; ``readable`` its
-    :func:`readable_part`) as a complete state the wire format reads, and its shuffle
-    seed. 403 ``state-seal-invalid`` when the sealed part does not open or does not match
-    the readable part."""
+) -> tuple[dict[str, list[Pile]], int]:
+    """The face-down piles (by group) and the shuffle seed of a sealed state whose
+    signature was verified with ``key`` (``readable``: its :func:`readable_part`). 403
+    ``state-seal-invalid`` when the sealed part does not open or does not match the
+    readable part."""
     sealed = data.get(SEALED_FIELD)
     counts = data.get(FACE_DOWN_FIELD)
     try:
         if not isinstance(sealed, str) or len(sealed) > MAX_SEALED_CHARS or not isinstance(counts, Mapping):
             raise ValueError("no sealed part")
         raw = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
-        payload = sealing_cipher(key.secret).decrypt(
-            raw[:NONCE_BYTES], raw[NONCE_BYTES:], readable
-        )
-        seed, hidden = read_payload(game, payload, counts)
-    except (ValueError, binascii.Error, InvalidTag):
+        payload = sealing_cipher(key.secret).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], readable)
+        return read_payload(game, payload, counts)
+    except (ValueError, IndexError, binascii.Error, InvalidTag):
         raise ApiError(
             ProblemCode.STATE_SEAL_INVALID,
             "the state's sealed part does not open or does not match the state: send back a state exactly as "
             "an answer gave it",
             [(f"{where}/{SEALED_FIELD}", "not the sealed part of this state")],
         ) from None
-    piles = dict(data.get("piles") or {})
-    piles.update(hidden)
-    full = {k: v for k, v in data.items() if k not in (SEALED_FIELD, FACE_DOWN_FIELD, SIGNATURE_FIELD)}
-    full["piles"] = piles
-    return full, seed
 
 
-def read_payload(game: Game, payload: bytes, counts: Mapping[str, Any]) -> tuple[int, dict[str, list[list[str]]]]:
-    """The seed and the face-down piles (card names by group) of an opened payload;
-    ValueError if it does not match the readable ``face_down`` counts."""
+def read_payload(game: Game, payload: bytes, counts: Mapping[str, Any]) -> tuple[dict[str, list[Pile]], int]:
+    """The face-down piles (by group) and the seed of an opened payload; ValueError if it
+    is not one this service writes or does not match the readable ``face_down`` counts."""
     if not payload or payload[0] != PAYLOAD_VERSION:
         raise ValueError("unknown payload version")
     seed = int.from_bytes(payload[1 : 1 + SEED_BYTES], "big")
+    if seed > MAX_DEAL:
+        raise ValueError("seed out of range")
     at = 1 + SEED_BYTES
-    hidden: dict[str, list[list[str]]] = {}
-    for name in face_down_groups(game):
-        piles: list[list[str]] = []
+    hidden: dict[str, list[Pile]] = {}
+    for name in face_down_groups(game.id):
+        piles: list[Pile] = []
         for _ in range(game.group(name).count):
             n = payload[at]
-            piles.append([format_card(c) for c in payload[at + 1 : at + 1 + n]])
+            cards = payload[at + 1 : at + 1 + n]
+            if len(cards) != n or not CARD_BYTES.issuperset(cards):
+                raise ValueError("not cards")
+            piles.append(tuple(cards))
             at += 1 + n
         hidden[name] = piles
         if [len(p) for p in piles] != counts.get(name):
             raise ValueError("face-down counts differ")
     if at != len(payload) or set(counts) != set(hidden):
         raise ValueError("payload length")
-    return seed, hidden
+    return hidden, seed
 
 
 def redact_event(game: Game, after: State, event: Event) -> Event:
@@ -224,6 +241,7 @@ def redact_event(game: Game, after: State, event: Event) -> Event:
 
 __all__ = [
     "KeyedDeals",
+    "keeps_secrets",
     "readable_part",
     "redact_event",
     "seal",

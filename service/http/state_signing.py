@@ -55,7 +55,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from service.settings import KEY_ID_RE, StateKey, StateProtection, StateProtectionSettings
@@ -74,17 +74,18 @@ MAC_CHARS: Final = 43  # base64url of 32 bytes, without its "=" padding
 MAC_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
-def canonical_json(value: Mapping[str, Any]) -> bytes:
+def canonical_json(value: Mapping[str, Any] | list[Any]) -> bytes:
     """``value`` as the one JSON text every MAC of this service covers: keys sorted, no
     spaces, ASCII only."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def canonical_state(state: Mapping[str, Any], domain: bytes) -> bytes:
+def canonical_state(state: Mapping[str, Any], domain: bytes, leave_out: Collection[str] = (SIGNATURE_FIELD,)) -> bytes:
     """The bytes a state's MAC covers: ``domain``, then the state's canonical JSON
-    without its signature. The deal is its decimal string, as the wire format writes it
-    (the request schema reads it into an integer; a client may send either form)."""
-    body = {k: v for k, v in state.items() if k != SIGNATURE_FIELD}
+    without its signature (without the fields of ``leave_out``). The deal is its decimal
+    string, as the wire format writes it (the request schema reads it into an integer; a
+    client may send either form)."""
+    body = {k: v for k, v in state.items() if k not in leave_out}
     deal = body.get("deal")
     if isinstance(deal, int) and not isinstance(deal, bool):
         body["deal"] = format_deal(deal)

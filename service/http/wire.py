@@ -22,7 +22,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from service.engine.cards import CARD_CODES, CardError, format_card, parse_card
@@ -105,11 +105,14 @@ def format_deal(deal: int) -> str:
 
 
 # --- states ----------------------------------------------------------------------------
-def state_to_json(game: Game, state: State) -> dict[str, Any]:
-    """A state as answers carry it (and clients send it back): piles by group name."""
-    piles: dict[str, list[list[str]]] = {g.name: [] for g in game.groups}
+def state_to_json(game: Game, state: State, leave_out: Collection[str] = ()) -> dict[str, Any]:
+    """A state as answers carry it (and clients send it back): piles by group name, but
+    for the groups named in ``leave_out`` (a sealed state's face-down groups)."""
+    piles: dict[str, list[list[str]]] = {g.name: [] for g in game.groups if g.name not in leave_out}
     for p, pile in enumerate(state.piles):
-        piles[game.group_of[p]].append([format_card(c) for c in pile])
+        group = piles.get(game.group_of[p])
+        if group is not None:
+            group.append([format_card(c) for c in pile])
     return {
         "format": FORMAT_VERSION,
         "game": game.id,
@@ -135,16 +138,23 @@ def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> 
     return game, read_body(game, data, problems)
 
 
-def read_body(game: Game, data: Mapping[str, Any], problems: list[Problem] | None = None) -> State:
-    """The deal, piles and counters of a state of ``game`` (whose header was read);
-    raises :class:`NotationError` with ``problems`` and every problem found here."""
+def read_body(
+    game: Game,
+    data: Mapping[str, Any],
+    problems: list[Problem] | None = None,
+    given: Mapping[str, list[Pile]] | None = None,
+) -> State:
+    """The deal, piles and counters of a state of ``game`` (whose header was read), with
+    the piles of the groups in ``given`` taken from it (a sealed state's face-down groups,
+    which it carries encrypted); raises :class:`NotationError` with ``problems`` and every
+    problem found here."""
     problems = [] if problems is None else problems
     deal = 0
     try:
         deal = parse_deal(data.get("deal"), "/deal")
     except NotationError as e:
         problems.extend(e.problems)
-    piles = read_piles(game, data.get("piles"), problems)
+    piles = read_piles(game, data.get("piles"), problems, given or {})
     counters = read_counters(game, data.get("counters", {}), problems)
     if problems:
         raise NotationError(problems)
@@ -172,9 +182,13 @@ def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list
         raise NotationError([*problems, Problem("/" + e.where, str(e))]) from e
 
 
-def read_piles(game: Game, piles_data: Any, problems: list[Problem]) -> list[Pile]:
-    """Every pile of ``game`` in layout order, from ``{group: [[card, ...], ...]}``;
-    groups the game lacks, wrong pile counts and unreadable cards go to ``problems``."""
+def read_piles(
+    game: Game, piles_data: Any, problems: list[Problem], given: Mapping[str, list[Pile]] | None = None
+) -> list[Pile]:
+    """Every pile of ``game`` in layout order, from ``{group: [[card, ...], ...]}`` and
+    the groups ``given`` already read; groups the game lacks, wrong pile counts and
+    unreadable cards go to ``problems``."""
+    given = given or {}
     if not isinstance(piles_data, Mapping):
         problems.append(Problem("/piles", "piles is an object of pile groups"))
         return []
@@ -184,6 +198,9 @@ def read_piles(game: Game, piles_data: Any, problems: list[Problem]) -> list[Pil
             problems.append(Problem(f"/piles/{name}", f"{game.name} has no pile group {name!r} (groups: {groups})"))
     piles: list[Pile] = []
     for g in game.groups:
+        if g.name in given:
+            piles.extend(given[g.name])
+            continue
         group = piles_data.get(g.name)
         where = f"/piles/{g.name}"
         if not isinstance(group, list) or len(group) != g.count:

@@ -29,26 +29,65 @@ def solve_position(game: Game, state: State, limits: Limits) -> SolveResult:
     return result
 
 
+@dataclass(frozen=True)
+class SampleCount:
+    """Of ``of`` samples of the hidden cards (:mod:`.sampling`), how many were won."""
+
+    won: int
+    of: int
+
+
 @dataclass
 class Hint:
     """The move to make now (None when no move is left), why, and what is known about
-    winning from the position: True, False or None (unknown)."""
+    winning from the position: True, False or None (unknown). ``samples``: how the
+    samples of a player-knowledge hint went (None when none was searched)."""
 
     move: Move | None
     reason: str
     winnable: bool | None
     search: SolveResult
+    samples: SampleCount | None = None
+
+
+def settled_hint(game: Game, state: State, legal: list[Move]) -> Hint | None:
+    """The hint of a game the table already decides (won, or no legal move left: lost),
+    which needs no search; None while it goes on."""
+    if game.is_won(state):
+        return Hint(None, "the game is already won", True, SolveResult(Outcome.SOLVED))
+    if not legal:
+        return Hint(None, "no legal move is left: the game is lost", False, SolveResult(Outcome.UNSOLVABLE))
+    return None
+
+
+def heuristic_order(game: Game, state: State, legal: list[Move]) -> tuple[list[Move], str]:
+    """The ``legal`` moves in the order the game's search strategy tries them (moves it
+    does not list last, in their own order), and what that order prefers, in words (its
+    :attr:`~service.solver.search.Strategy.heuristic`)."""
+    strategy = strategy_for(game, state)
+    ordered = [m for m in strategy.ordered_moves(state) if m in legal]
+    return ordered + [m for m in legal if m not in ordered], strategy.heuristic
+
+
+def heuristic_hint(
+    game: Game, state: State, legal: list[Move], why: str, winnable: bool | None,
+    search: SolveResult, samples: SampleCount | None = None,
+) -> Hint:
+    """The heuristic's choice (the first move of :func:`heuristic_order`), with ``why``
+    no search found a better one and what the heuristic prefers."""
+    ordered, heuristic = heuristic_order(game, state, legal)
+    return Hint(ordered[0], f"{why}; the heuristic's choice: {heuristic}", winnable, search, samples)
 
 
 def hint(game: Game, state: State, limits: Limits) -> Hint:
     """A solution's first move if one is found within ``limits``; else the heuristic's
-    choice: the first move the game's search strategy would try (its
-    :attr:`~service.solver.search.Strategy.heuristic` says what it prefers, and the
-    reason quotes it)."""
-    result = solve_position(game, state, limits)
+    choice (:func:`heuristic_hint`). Reads every card of ``state``, face-down ones
+    included: :func:`~service.solver.sampling.player_hint` is the player-knowledge hint."""
     legal = game.legal_moves(state)
-    if game.is_won(state):
-        return Hint(None, "the game is already won", True, result)
+    settled = settled_hint(game, state, legal)
+    if settled is not None:
+        return settled
+    result = solve_position(game, state, limits)
     if result.result is Outcome.SOLVED:
         n = len(result.moves)
         return Hint(
@@ -57,25 +96,11 @@ def hint(game: Game, state: State, limits: Limits) -> Hint:
             True,
             result,
         )
-    if not legal:
-        return Hint(None, "no legal move is left: the game is lost", False, result)
-    strategy = strategy_for(game, state)
-    ordered = [m for m in strategy.ordered_moves(state) if m in legal]
-    move = ordered[0] if ordered else legal[0]
     if result.result is Outcome.UNSOLVABLE:
-        return Hint(
-            move,
-            "the game can no longer be won (the solver searched every reachable position); "
-            f"this is the heuristic's choice: {strategy.heuristic}",
-            False,
-            result,
-        )
-    return Hint(
-        move,
-        f"no solution found within {result.seconds:.2f} s; the heuristic's choice: {strategy.heuristic}",
-        None,
-        result,
-    )
+        why = "the game can no longer be won (the solver searched every reachable position)"
+        return heuristic_hint(game, state, legal, why, False, result)
+    why = f"no solution found within {result.seconds:.2f} s"
+    return heuristic_hint(game, state, legal, why, None, result)
 
 
 @dataclass

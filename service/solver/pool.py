@@ -3,10 +3,10 @@
 Why: a search is CPU-bound Python. In a request thread it shares the worker's interpreter
 lock with the threads that serve play, which then wait behind it, and nothing bounds how
 many searches run at once. Here every search (solve, hint, winnable deal) runs in a solver
-process (:mod:`.worker`, niced so play keeps the CPU): at most ``processes`` at once, with
-at most ``queue`` more waiting for a process; one more is refused at once with
-:class:`PoolBusy`, which says after how many seconds a place should be free (the earliest
-end of a running search's budget).
+process (:mod:`.worker`, niced so play keeps the CPU, and on CPUs of their own if the server
+sets ``SOLVER_CPUS``): at most ``processes`` at once, with at most ``queue`` more waiting
+for a process; one more is refused at once with :class:`PoolBusy`, which says after how
+many seconds a place should be free (the earliest end of a running search's budget).
 
 Stopping: the thread that waits for a search asks ``client_gone`` every
 :data:`POLL_SECONDS`. When the client has left, a queued search leaves the queue and a
@@ -34,8 +34,10 @@ its memory copy-on-write and starting warm, so a killed process is replaced at o
 (multiprocessing still imports the main module in each new process: a cheap one under
 gunicorn or pytest). ``spawn`` would import everything again for every new process. The
 processes are daemonic: when the worker exits, multiprocessing ends them; if the worker is
-killed, each ends after its current search, when it finds its pipe closed. The fork server
-reaps the processes it forked, so a killed one is not waited for.
+killed, each ends after its current search, when it finds its pipe closed (each runs in a
+session of its own, :func:`~.worker.leave_the_servers_group`, so a signal to the server's
+process group does not reach it). The fork server reaps the processes it forked, so a
+killed one is not waited for.
 
 ``processes=0`` runs searches in the calling thread instead, one at a time, with the same
 queue bound (tests, debugging): nothing is isolated and nothing can stop a search early.
@@ -157,9 +159,9 @@ class Search(Generic[T]):
 class SolverProcess:
     """One solver process and the pipe the pool talks to it through."""
 
-    def __init__(self, context: BaseContext) -> None:
+    def __init__(self, context: BaseContext, cpus: frozenset[int] = frozenset()) -> None:
         self.conn, child_end = context.Pipe()
-        self.process = context.Process(target=serve, args=(child_end,), name="patience-solver", daemon=True)  # type: ignore[attr-defined]
+        self.process = context.Process(target=serve, args=(child_end, cpus), name="patience-solver", daemon=True)  # type: ignore[attr-defined]
         self.process.start()
         child_end.close()
 
@@ -216,13 +218,17 @@ class Waiter:
 
 class SolverPool:
     """At most ``processes`` searches at once (``0``: in the calling thread, one at a
-    time), at most ``queue`` waiting; see the module's docstring."""
+    time), at most ``queue`` waiting; the processes on ``cpus`` only, if any are given
+    (the calling thread is never pinned); see the module's docstring."""
 
-    def __init__(self, processes: int, queue: int, listener: PoolListener | None = None) -> None:
+    def __init__(
+        self, processes: int, queue: int, listener: PoolListener | None = None, cpus: frozenset[int] = frozenset()
+    ) -> None:
         if processes < 0 or queue < 0:
             raise ValueError("processes and queue are counts")
         self.processes = processes
         self.queue = queue
+        self.cpus = cpus
         self.slots = max(processes, 1)
         self.listener: PoolListener = listener or QuietListener()
         self.lock = threading.Lock()
@@ -428,7 +434,7 @@ class SolverPool:
 
     def new_process(self) -> SolverProcess:
         """A new solver process, forked by the fork server (started on first use)."""
-        return SolverProcess(self.context or self.start_context())
+        return SolverProcess(self.context or self.start_context(), self.cpus)
 
     def start_context(self) -> BaseContext:
         context = multiprocessing.get_context("forkserver")
@@ -438,17 +444,19 @@ class SolverPool:
             return self.context
 
 
-_SHARED: dict[tuple[int, int, int, int], SolverPool] = {}
+_SHARED: dict[tuple[int, int, int, int, frozenset[int]], SolverPool] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_pool(processes: int, queue: int, listener: PoolListener) -> SolverPool:
+def shared_pool(
+    processes: int, queue: int, listener: PoolListener, cpus: frozenset[int] = frozenset()
+) -> SolverPool:
     """This process's pool of that size and listener, made on first use (every app in
     one process shares it: the tests' many apps, or a worker's one). Keyed by process id
     too: a pool inherited through a fork belongs to the parent."""
-    key = (os.getpid(), processes, queue, id(listener))
+    key = (os.getpid(), processes, queue, id(listener), cpus)
     with _SHARED_LOCK:
         pool = _SHARED.get(key)
         if pool is None:
-            pool = _SHARED[key] = SolverPool(processes, queue, listener)
+            pool = _SHARED[key] = SolverPool(processes, queue, listener, cpus)
         return pool

@@ -13,12 +13,62 @@ the service must wait for a search's answer (HAProxy's search timeout, deploy/ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 # The pool's time bounds (service/solver/pool.py).
 KILL_GRACE_SECONDS = 5.0  # past its budget, a search that has not answered is killed
 PING_SECONDS = 1.0  # all the pings of idle processes before a search, together; then a new process
 STOP_SECONDS = 1.0  # how long the pool waits for a process that died to report its exit code
+
+# A player-knowledge search (service/solver/sampling.py) gives its samples together this many
+# positions per second of its budget: well below every game's pace on an idle core, so that
+# each sample runs out of positions before its share of the time, and the same request gets
+# the same answer whatever the machine's speed.
+SAMPLED_POSITIONS_PER_SECOND = 10_000
+
+
+# The CPU numbers a CPU list may name: Linux's largest configurable count (CONFIG_NR_CPUS).
+MAX_CPUS = 8192
+CPU_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """The CPUs of a Linux CPU list (the format of ``taskset -c`` and of cpusets): numbers
+    and ranges separated by commas; an empty text names none. Raises ``ValueError``.
+
+    >>> sorted(parse_cpu_list("0, 2-3"))
+    [0, 2, 3]
+    >>> parse_cpu_list(" ")
+    frozenset()
+    >>> parse_cpu_list("3-1")
+    Traceback (most recent call last):
+    ValueError: '3-1' is not a CPU number or a range of them (low-high, below 8192)
+    """
+    cpus: set[int] = set()
+    for part in (p.strip() for p in text.split(",")) if text.strip() else ():
+        match = CPU_RANGE.fullmatch(part)
+        low, high = (int(match[1]), int(match[2] or match[1])) if match else (1, 0)
+        if not low <= high < MAX_CPUS:
+            raise ValueError(f"{part!r} is not a CPU number or a range of them (low-high, below {MAX_CPUS})")
+        cpus.update(range(low, high + 1))
+    return frozenset(cpus)
+
+
+def cpus_left_for_play(solver_cpus: frozenset[int], available: frozenset[int]) -> frozenset[int]:
+    """The CPUs the web workers keep when the solver processes take ``solver_cpus`` of the
+    ``available`` ones (those the server may run on). Raises ``ValueError`` when a solver
+    CPU is not available, or when none is left for play.
+
+    >>> sorted(cpus_left_for_play(frozenset({3}), frozenset(range(4))))
+    [0, 1, 2]
+    """
+    if not solver_cpus <= available:
+        raise ValueError(f"CPUs {sorted(solver_cpus - available)} are not among this server's {sorted(available)}")
+    left = available - solver_cpus
+    if not left:
+        raise ValueError(f"it takes every CPU of this server ({sorted(available)}) and leaves none for play")
+    return left
 
 
 def hold_seconds(budget: float) -> float:
@@ -55,3 +105,9 @@ class SolverSettings:
     # The pool of solver processes (service/solver/pool.py), per server process.
     processes: int  # searches running at once, each in its own process (0: in the request thread)
     queue: int  # searches that may wait for a process; one more is refused at once
+    # The CPUs the solver processes run on, the web workers keeping the others (empty: no
+    # pinning, every process may run on every CPU; not for searches in the request thread).
+    cpus: frozenset[int] = field(default_factory=frozenset)
+    # Player-knowledge hints and solves (service/solver/sampling.py): how many samples of the
+    # hidden cards each searches. The default is PLAYER_KNOWLEDGE_SAMPLES's (service/settings.py).
+    samples: int = 8

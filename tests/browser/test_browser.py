@@ -22,6 +22,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
+from service.http import create_app
+from tests.app_settings import sealed_settings_for_tests
+
 from .browser_helpers import ROOT, PageWatch, install_browser, launch, screenshot, serve
 
 IDLE = 'body[data-busy="0"]'
@@ -30,6 +33,13 @@ IDLE = 'body[data-busy="0"]'
 @pytest.fixture(scope="module")
 def base_url(app: Flask) -> Iterator[str]:
     with serve(app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def sealed_base_url() -> Iterator[str]:
+    """A server in sealed mode (STATE_PROTECTION=sealed, the tests' key ring)."""
+    with serve(create_app(sealed_settings_for_tests())) as url:
         yield url
 
 
@@ -309,6 +319,44 @@ def test_random_deal_is_shareable(page: Page, base_url: str) -> None:
     page.locator("#stock-deal-button").click()  # Boomerang deals from the stock
     wait_idle(page)
     assert moves_made(page) == 1
+
+
+@pytest.mark.slow
+def test_sealed_mode_shows_backs_deals_and_hints(page: Page, sealed_base_url: str) -> None:
+    """Sealed mode: the stock travels as a count, drawn as that many backs; clicking it
+    deals, undo resends an earlier sealed state, the hint answers, and Solve says that
+    the solver guessed at the face-down cards."""
+    game, deal = "forty-thieves", 1
+    dealt = api(sealed_base_url, f"/v1/games/{game}/deals", {"deal": deal})
+    assert "stock" not in dealt["state"]["piles"] and dealt["state"]["face_down"] == {"stock": [64]}
+    open_deal(page, sealed_base_url, game, deal)
+    stock = pile(page, "stock:0")
+    expect(stock).to_have_attribute("data-count", "64")
+    expect(stock.locator(".badge")).to_have_text("64")
+    assert stock.locator(".card.back").count() == 2 and stock.locator(".card.face").count() == 0
+    assert page.locator('.pile[data-pile^="tableau:"] .card.face').count() == 40
+
+    stock.click()  # clicking the stock deals one card to the waste
+    wait_idle(page)
+    assert moves_made(page) == 1
+    expect(stock).to_have_attribute("data-count", "63")
+    assert len(top_cards(page, "waste:0")) == 1
+    click_move(page, {"action": "deal"})  # and so does the deal button
+    expect(stock).to_have_attribute("data-count", "62")
+    page.locator("#undo-button").click()
+    expect(stock).to_have_attribute("data-count", "63")
+    click_move(page, {"action": "deal"})  # a deal from an earlier sealed state plays
+    expect(stock).to_have_attribute("data-count", "62")
+
+    page.locator("#hint-button").click()
+    wait_idle(page)
+    expect(page.locator("#message")).to_contain_text("Hint")
+    expect(page.locator(".hint-from").first).to_be_visible()
+    screenshot(page, "sealed-forty-thieves")
+
+    page.locator("#solve-button").click()  # a player-knowledge search: it guesses at the stock
+    expect(page.locator("#message")).to_contain_text("cannot see the face-down cards")
+    assert moves_made(page) == 2
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ def test_the_autoplay_choices_are_the_schemas() -> None:
 
 
 def test_the_solver_results_are_the_solvers() -> None:
-    words = backticked("`POST /solve` searches the position exactly as sent and answers", section("The solver"))
+    words = backticked("see \"Fair hints\") and answers", section("The solver"))
     assert [w for w in words if w in set(Outcome)] == [o.value for o in Outcome]
 
 

@@ -15,20 +15,26 @@ import copy
 import hashlib
 import hmac
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.engine.registry import GAME_CLASSES, get_game
 from service.http import create_app
 from service.http.problems import ProblemCode
 from tests.app_settings import TEST_STATE_KEYS, key_for_tests, settings_for_tests, signed_settings_for_tests
-
-GAMES = list(GAME_CLASSES)
-STATE_ENDPOINTS = ["moves", "legal-moves", "validate", "solve", "hint"]
+from tests.contract.state_tampers import (
+    GAMES,
+    SIGNATURE_TAMPERS,
+    STATE_ENDPOINTS,
+    Tamper,
+    assert_refused,
+    cut_the_mac,
+    drop_the_signature,
+    flip_a_card,
+    name_an_unlisted_key,
+)
 
 
 def make_app(**environ: str) -> Flask:
@@ -59,136 +65,29 @@ def play(client: FlaskClient, game: str, state: dict[str, Any], position: dict[s
     return client.post(f"/v1/games/{game}/moves", json={"state": state, "move": position["legal_moves"][0]})
 
 
-def other_game(game: str) -> str:
-    return GAMES[(GAMES.index(game) + 1) % len(GAMES)]
-
-
-# --- the tampers: each takes a game and a signed state, gives the game to send it to and the changed state
-
-
-def cards_of(state: dict[str, Any]) -> list[tuple[str, int, int]]:
-    """(group, pile, index) of every card of the state."""
-    return [(g, p, i) for g, piles in state["piles"].items() for p, pile in enumerate(piles) for i in range(len(pile))]
-
-
-def flip_a_card(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    g, p, i = cards_of(state)[-1]
-    card = state["piles"][g][p][i]
-    state["piles"][g][p][i] = card[0] + ("H" if card[1] != "H" else "S")
-    return game, state
-
-
-def swap_two_cards(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    where = cards_of(state)
-    first = where[0]
-    piles = state["piles"]
-    second = next(w for w in reversed(where) if piles[w[0]][w[1]][w[2]] != piles[first[0]][first[1]][first[2]])
-    a, b = piles[first[0]][first[1]], piles[second[0]][second[1]]
-    a[first[2]], b[second[2]] = b[second[2]], a[first[2]]
-    return game, state
-
-
-def edit_a_counter(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    counters = state["counters"]
-    if counters:
-        spec = get_game(game).counter_specs[0]
-        value = counters[spec.name]
-        counters[spec.name] = value + 1 if value < spec.maximum else value - 1
-    else:  # the game has none: one more is a change too
-        counters["redeals_used"] = 1
-    return game, state
-
-
-def edit_the_deal(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    state["deal"] = str(int(state["deal"]) + 1)
-    return game, state
-
-
-def edit_an_option(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    if "cells" in state["options"]:
-        state["options"]["cells"] -= 1
-    else:  # the game has no option: one more is a change too
-        state["options"]["cells"] = 4
-    return game, state
-
-
-def edit_the_game_id(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    state["game"] = other_game(game)
-    return other_game(game), state
-
-
-def drop_the_signature(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    del state["signature"]
-    return game, state
-
-
-def cut_the_mac(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    state["signature"]["mac"] = state["signature"]["mac"][:-1]
-    return game, state
-
-
-def change_the_mac(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    mac = state["signature"]["mac"]
-    state["signature"]["mac"] = ("B" if mac[0] != "B" else "C") + mac[1:]
-    return game, state
-
-
-def name_an_unlisted_key(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    state["signature"]["kid"] = "k9"
-    return game, state
-
-
-def send_to_another_game(game: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return other_game(game), state
-
-
-TAMPERS: dict[Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]], ProblemCode] = {
-    flip_a_card: ProblemCode.STATE_SIGNATURE_INVALID,
-    swap_two_cards: ProblemCode.STATE_SIGNATURE_INVALID,
-    edit_a_counter: ProblemCode.STATE_SIGNATURE_INVALID,
-    edit_the_deal: ProblemCode.STATE_SIGNATURE_INVALID,
-    edit_an_option: ProblemCode.STATE_SIGNATURE_INVALID,
-    edit_the_game_id: ProblemCode.STATE_SIGNATURE_INVALID,
-    change_the_mac: ProblemCode.STATE_SIGNATURE_INVALID,
-    drop_the_signature: ProblemCode.STATE_UNSIGNED,
-    cut_the_mac: ProblemCode.STATE_SIGNATURE_MALFORMED,
-    name_an_unlisted_key: ProblemCode.STATE_KEY_UNKNOWN,
-    # The signature is good, but the state is another game's: refused as in open mode.
-    send_to_another_game: ProblemCode.INVALID_STATE,
-}
-
-
-def assert_refused(response: Any, code: ProblemCode) -> None:
-    assert response.status_code == code.status, response.get_json()
-    assert response.mimetype == "application/problem+json"
-    body = response.get_json()
-    assert body["code"] == code.value
-    assert "state" not in body and "legal_moves" not in body  # never played on
-
-
-@pytest.mark.parametrize("tamper", list(TAMPERS), ids=lambda t: t.__name__)
+@pytest.mark.parametrize("tamper", list(SIGNATURE_TAMPERS), ids=lambda t: t.__name__)
 @pytest.mark.parametrize("game", GAMES)
 def test_a_changed_state_is_refused_with_its_code(
-    signed: FlaskClient, positions: dict[str, dict[str, Any]], game: str, tamper: Callable[..., Any]
+    signed: FlaskClient, positions: dict[str, dict[str, Any]], game: str, tamper: Tamper
 ) -> None:
     position = positions[game]
     assert play(signed, game, position["state"], position).status_code == 200  # the state as signed plays
     sent_to, state = tamper(game, copy.deepcopy(position["state"]))
-    assert_refused(play(signed, sent_to, state, position), TAMPERS[tamper])
+    assert_refused(play(signed, sent_to, state, position), SIGNATURE_TAMPERS[tamper])
 
 
 @pytest.mark.parametrize("endpoint", STATE_ENDPOINTS)
 @pytest.mark.parametrize("tamper", [drop_the_signature, flip_a_card, cut_the_mac, name_an_unlisted_key], ids=lambda t: t.__name__)
 @pytest.mark.parametrize("game", ["penguin", "forty-thieves"])
 def test_every_endpoint_that_reads_a_state_verifies_it_first(
-    signed: FlaskClient, positions: dict[str, dict[str, Any]], game: str, tamper: Callable[..., Any], endpoint: str
+    signed: FlaskClient, positions: dict[str, dict[str, Any]], game: str, tamper: Tamper, endpoint: str
 ) -> None:
     position = positions[game]
     _, state = tamper(game, copy.deepcopy(position["state"]))
     body: dict[str, Any] = {"state": state}
     if endpoint == "moves":
         body["move"] = position["legal_moves"][0]
-    assert_refused(signed.post(f"/v1/games/{game}/{endpoint}", json=body), TAMPERS[tamper])
+    assert_refused(signed.post(f"/v1/games/{game}/{endpoint}", json=body), SIGNATURE_TAMPERS[tamper])
 
 
 def test_the_signature_is_checked_before_the_cards_are_read(signed: FlaskClient, positions: dict[str, dict[str, Any]]) -> None:

@@ -1,8 +1,8 @@
 """The pool of solver processes (service/solver/pool.py): same answers as the solver in
 process, refusal at once when full, a bounded wait in the queue, abandoned and overrunning
 searches stopped (their processes really end), dead processes replaced, no process left
-running after the pool closes or when a replacement cannot start, and the counts the
-metrics show.
+running after the pool closes or when a replacement cannot start, the counts the
+metrics show, and solver processes on the CPUs given to them (``SOLVER_CPUS``).
 
 The admission rules (slots, queue, refusal, leaving the queue) are checked first without
 processes, on a pool that runs searches in the calling thread (quick). The tests marked
@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,7 +41,7 @@ from service.solver.pool import (
     SolverPool,
     SolverProcess,
 )
-from service.solver.settings import hold_seconds, longest_search_seconds
+from service.solver.settings import cpus_left_for_play, hold_seconds, longest_search_seconds
 from service.solver.worker import SOLVER_NICENESS
 
 LONG = 10.0  # the budget of a search that runs until the test stops it
@@ -409,3 +410,43 @@ def test_solver_processes_yield_the_cpu_to_play(pool: SolverPool) -> None:
     assert os.getpriority(os.PRIO_PROCESS, pid) == SOLVER_NICENESS
     if hasattr(os, "SCHED_IDLE"):
         assert os.sched_getscheduler(pid) == os.SCHED_IDLE
+    assert os.getsid(pid) == pid != os.getsid(0)  # a session of its own
+    autogroup = Path(f"/proc/{pid}/autogroup")  # "/autogroup-<n> nice <n>", where the kernel has them
+    if autogroup.exists():
+        assert autogroup.read_text().split()[-1] == str(SOLVER_NICENESS)
+        assert autogroup.read_text().split()[0] != Path("/proc/self/autogroup").read_text().split()[0]
+
+
+# --- CPUs of their own (SOLVER_CPUS) ----------------------------------------------------------
+
+def cpus_of_this_process(game: Any) -> list[int]:
+    """A search that answers the CPUs the process running it may use."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def test_solver_cpus_are_read_as_a_cpu_list_and_must_leave_play_a_cpu() -> None:
+    assert read_settings({}).solver.cpus == frozenset()  # the default: no pinning
+    assert read_settings({"SOLVER_CPUS": "1,3-4"}).solver.cpus == {1, 3, 4}
+    for bad in ("one", "2-1", "1;2", "-1", "0-99999"):
+        with pytest.raises(RuntimeError, match="SOLVER_CPUS must be a CPU list"):
+            read_settings({"SOLVER_CPUS": bad})
+    assert cpus_left_for_play(frozenset({1}), frozenset({0, 1})) == {0}
+    with pytest.raises(ValueError, match="leaves none for play"):
+        cpus_left_for_play(frozenset({0, 1}), frozenset({0, 1}))
+    with pytest.raises(ValueError, match=r"CPUs \[2\] are not among this server's \[0, 1\]"):
+        cpus_left_for_play(frozenset({1, 2}), frozenset({0, 1}))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity is Linux's")
+def test_solver_processes_run_on_the_solver_cpus_only() -> None:
+    """Read back in the solver process itself: pinned to the pool's CPUs, or, without them,
+    on every CPU its parent may use."""
+    ours = sorted(os.sched_getaffinity(0))
+    for cpus, expected in ((frozenset({ours[-1]}), [ours[-1]]), (frozenset(), ours)):
+        pool = SolverPool(1, 0, cpus=cpus)
+        try:
+            assert pool.run(Search(cpus_of_this_process, get_game("penguin"), (), 1)) == expected
+        finally:
+            pool.close()
+    assert sorted(os.sched_getaffinity(0)) == ours  # the calling process keeps its own

@@ -1,6 +1,7 @@
 // Laying out any game from its metadata: pile groups placed on a grid of card slots
 // (`row`, `column`, `per_row`), each pile spread as the group says (`fan`, `face_down`).
-// Knows nothing of any game's rules.
+// Knows nothing of any game's rules. A sealed state (STATE_PROTECTION=sealed) gives a
+// face-down group only its piles' card counts (`state.face_down`), never its cards.
 
 import { backElement, cardElement } from "./cards.js";
 
@@ -12,13 +13,23 @@ const MAX_PILE_HEIGHTS = 5.2; // a down-fanned pile squeezes its cards to stay w
 /** "tableau:3" */
 export const pileRef = (group, index) => `${group}:${index}`;
 
+/**
+ * The piles of group `name` in `state`, bottom card first: a sealed state's face-down
+ * piles as that many unknown cards (null), since only their counts travel; [] if absent.
+ */
+export function groupPiles(state, name) {
+  const counts = state.face_down && state.face_down[name];
+  if (counts) return counts.map((n) => Array(n).fill(null));
+  return (state.piles && state.piles[name]) || [];
+}
+
 const longest = new Map(); // "game:group" -> most cards seen in one pile, so a group keeps its width
 
 /** Card slots one pile of `group` takes across: one, or as many as its longest right-fanned pile needs. */
 function pileSpan(game, group, state) {
   if (group.fan !== "right") return 1;
   const key = `${game.id}:${group.name}`;
-  const piles = (state.piles && state.piles[group.name]) || [];
+  const piles = groupPiles(state, group.name);
   const most = Math.max(longest.get(key) || 1, ...piles.map((p) => p.length));
   longest.set(key, most);
   return Math.max(1, Math.ceil((1 + (most - 1) * FAN_RIGHT) * CARD_IN_SLOT - 0.01));
@@ -68,7 +79,7 @@ function groupElement(group, state, geo, marks) {
   el.style.gridColumn = `${group.column + 1} / span ${group.per_row * span}`;
   el.style.gridRow = "1"; // groups of one band share its row, whatever their order
   el.style.gridTemplateColumns = `repeat(${group.per_row}, calc(var(--slot) * ${span}))`;
-  const piles = (state.piles && state.piles[group.name]) || [];
+  const piles = groupPiles(state, group.name);
   // Rule options can change a group's size (Penguin's `cells`): the state has the last word.
   for (let i = 0; i < (piles.length || group.count); i++) {
     el.append(pileElement(group, i, piles[i] || [], geo, marks));

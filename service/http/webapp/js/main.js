@@ -4,7 +4,7 @@
 // the answers it received, for undo and redo.
 
 import { api, ApiError } from "./api.js";
-import { pileRef, renderBoard } from "./board.js";
+import { groupPiles, pileRef, renderBoard } from "./board.js";
 import { installSuitSymbols } from "./cards.js";
 
 const $ = (id) => document.getElementById(id);
@@ -234,8 +234,9 @@ const where = (ref) => {
 function describe(move) {
   if (move.action !== "move") return move.action === "deal" ? "deal from the stock" : "redeal";
   const count = move.count || 1;
-  const pile = current().state.piles[move.from.split(":")[0]][Number(move.from.split(":")[1])] || [];
-  const card = pile[pile.length - count];
+  const [group, index] = move.from.split(":");
+  const pile = groupPiles(current().state, group)[Number(index)] || [];
+  const card = pile[pile.length - count]; // null for a face-down card of a sealed state
   return `${card || "the card"}${count > 1 ? ` and the ${count - 1} above it` : ""} from ${where(move.from)} to ${where(move.to)}`;
 }
 
@@ -273,6 +274,10 @@ async function solve() {
   if (!answer || current() !== entry) return;
   if (answer.result === "unsolvable") {
     say("The solver proved this position cannot be won.", "warn", 10);
+    return;
+  }
+  if (answer.samples) { // a player-knowledge search (sealed mode's default) guessed at the face-down cards
+    say(`The solver cannot see the face-down cards: it won ${answer.samples.won} of ${answer.samples.of} guesses at them.`, "warn", 10);
     return;
   }
   if (answer.result !== "solved") {

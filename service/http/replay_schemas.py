@@ -1,0 +1,108 @@
+"""Marshmallow schemas of the replay endpoint (part of ``openapi.yaml``).
+
+A replay takes a deal and the moves played from it, each exactly as the moves endpoint
+takes it (:class:`.schemas.MoveSchema`), and answers the final position with a result a
+leaderboard can check offline (:mod:`.replays_api` says what is signed).
+
+The move list is bounded by :data:`MAX_REPLAY_MOVES`, so that the longest games the
+solver wins replay (Binary Star's, which shuttle cards between the two stars, are by far
+the longest), while the body limit (``MAX_BODY_BYTES``) holds that many Binary Star moves
+at its default as compact JSON. docs/replays.md gives the figures, and the limit a server
+needs for the longest moves of the other games or for JSON with spaces.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from marshmallow import fields, validate
+
+from service.settings import StateProtection
+
+from .schemas import (
+    DEAL_NUMBER_DOC,
+    DEAL_NUMBER_TEXT,
+    MOVE_DOC,
+    Autoplay,
+    DealNumber,
+    MoveSchema,
+    StateSchema,
+    Strict,
+    legal_moves_field,
+    options_field,
+    status_field,
+)
+
+MAX_REPLAY_MOVES: Final = 1100
+SHA256_HEX_PATTERN: Final = r"^[0-9a-f]{64}$"
+
+
+class ReplayRequestSchema(Strict):
+    deal = DealNumber(required=True, metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " The deal to replay from."})
+    options = options_field()
+    moves = fields.List(
+        fields.Nested(MoveSchema, metadata=MOVE_DOC),
+        required=True,
+        validate=validate.Length(max=MAX_REPLAY_MOVES),
+        metadata={
+            "description": (
+                f"The moves played from the deal, in order, each as the moves endpoint takes it (at most "
+                f"{MAX_REPLAY_MOVES}). The first illegal move answers 409 `illegal-move` with its `move_index`."
+            ),
+            "maxItems": MAX_REPLAY_MOVES,
+        },
+    )
+    autoplay = fields.String(
+        load_default=Autoplay.NONE.value, validate=validate.OneOf([a.value for a in Autoplay]),
+        metadata={"description": "`safe`: after each move, make every foundation move that can never hurt, as the moves endpoint does."},
+    )
+
+
+class ResultSignatureSchema(Strict):
+    kid = fields.String(required=True, metadata={"description": "Id of the state key that signed the result.", "example": "k2"})
+    mac = fields.String(
+        required=True,
+        metadata={
+            "description": (
+                "HMAC-SHA256, base64url without padding (43 characters), of `patience-engine replay v1\\n` followed "
+                "by the canonical JSON of the result without `signature` (docs/replays.md)."
+            ),
+            "example": "x3JqYl0cKZbN0o9cI3xJt5wUxrQmR6cM1qPAm0m4_6E",
+        },
+    )
+
+
+class ReplayResultSchema(Strict):
+    """What a replay proves, for a leaderboard's server to check offline."""
+
+    game = fields.String(required=True, metadata={"description": "Game id.", "example": "penguin"})
+    options = options_field(required=True)
+    deal = fields.String(required=True, metadata={"description": "The deal replayed, as a decimal string.", "example": "1"})
+    state_protection = fields.String(
+        required=True, validate=validate.OneOf([p.value for p in StateProtection]),
+        metadata={"description": "The server's mode: in `sealed` mode the deal number names a keyed deal, in the others PySolFC's."},
+    )
+    autoplay = fields.String(required=True, validate=validate.OneOf([a.value for a in Autoplay]), metadata={"description": "The request's `autoplay`."})
+    moves = fields.Integer(required=True, metadata={"description": "Number of moves replayed."})
+    moves_sha256 = fields.String(
+        required=True, validate=validate.Regexp(SHA256_HEX_PATTERN),
+        metadata={
+            "description": (
+                "SHA-256, lower-case hex, of the canonical JSON of the move list as `legal_moves` writes moves "
+                "(a card move with its `count`)."
+            ),
+        },
+    )
+    status = status_field()
+    signature = fields.Nested(
+        ResultSignatureSchema,
+        metadata={"description": "Signed and sealed modes only: the server's signature over every other field of the result. Absent in open mode, where the result proves nothing."},
+    )
+
+
+class ReplayResponseSchema(Strict):
+    state = fields.Nested(StateSchema, required=True, metadata={"description": "The final position, as the moves endpoint would have answered it."})
+    legal_moves = legal_moves_field()
+    status = status_field()
+    moves = fields.Integer(required=True, metadata={"description": "Number of moves replayed."})
+    result = fields.Nested(ReplayResultSchema, required=True)

@@ -1,0 +1,168 @@
+"""Verified replays: ``POST /v1/games/{game}/replays`` plays a deal's moves again and says,
+signed, what they reached.
+
+The service keeps nothing, so a player may resend an earlier state (undo) and, in sealed
+mode, peek at a dealt card and take it back. A leaderboard therefore trusts no state a
+client holds: it takes the moves played from the deal, and this endpoint replays them from
+the deal as the server deals it (:func:`.state_protection.dealt_position`: in sealed mode
+the keyed deal the service handed out), each move checked as the moves endpoint checks
+it, with the same ``autoplay``. The first move the rules refuse answers 409
+``illegal-move`` (an unreadable one 422 ``invalid-move``) with its ``move_index``.
+
+The answer carries the final position (signed, and sealed, per mode), its legal moves,
+status and the number of moves, and a ``result``: game, options (every option, defaults
+included), deal (its decimal string), ``state_protection`` (the server's mode: a sealed
+mode deal number names a keyed deal), ``autoplay``, ``moves`` (the count),
+``moves_sha256`` and ``status``. In signed and sealed modes it ends with
+``"signature": {"kid", "mac"}``; in open mode it has none and proves nothing.
+
+What is signed: the bytes ``b"patience-engine replay v1\\n" + canonical_json(result
+without "signature")`` (:func:`.state_signing.canonical_json`: ``json.dumps`` with sorted
+keys, separators ``(",", ":")``, ASCII only), MAC'd with HMAC-SHA256 under the secret of
+the state key ``kid`` names (the first key of ``STATE_KEYS``), base64url without padding.
+The domain string is not the states' (``patience-engine state v1``, ``sealed state v1``),
+so a result's MAC never passes as a state's, nor the reverse. ``moves_sha256`` is the
+lower-case hex SHA-256 of the canonical JSON of the move list as ``legal_moves`` writes
+moves (a card move ``{"action", "from", "to", "count"}`` with its count, ``{"action":
+"deal"}``...), so a leaderboard that kept the moves can tie them to the result.
+
+A leaderboard's server holding ``secret`` (the key ``result["signature"]["kid"]``) and
+the ``moves`` it was sent checks a result offline so:
+
+>>> import base64, hashlib, hmac, json
+>>> from service.engine.registry import get_game
+>>> from service.settings import StateKey, StateProtection, StateProtectionSettings
+>>> secret = b"1" * 32
+>>> ring = StateProtectionSettings(StateProtection.SIGNED, (StateKey("k1", secret),))
+>>> moves = [{"action": "move", "from": "tableau:0", "to": "cell:0", "count": 1}]
+>>> result = replay_result(ring, dealt_position(ring, get_game("penguin"), 1), moves, "none", "playing")
+>>> body = {k: v for k, v in result.items() if k != "signature"}
+>>> data = b"patience-engine replay v1\\n" + json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+>>> mac = base64.urlsafe_b64encode(hmac.digest(secret, data, "sha256")).rstrip(b"=").decode()
+>>> hmac.compare_digest(mac, result["signature"]["mac"])
+True
+>>> listed = json.dumps(moves, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+>>> hmac.compare_digest(hashlib.sha256(listed).hexdigest(), result["moves_sha256"])
+True
+>>> result["game"], result["deal"], result["moves"], result["status"], result["signature"]["kid"]
+('penguin', '1', 1, 'playing', 'k1')
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any, Final
+
+from flask import Response
+
+from service.engine.core import Game, Move
+from service.settings import StateProtectionSettings
+
+from .app_settings import current_settings
+from .body import Blueprint
+from .games_api import DEAL_LINKS, autoplay, game_or_404, json_answer, position_answer, read_move
+from .problems import ApiError, ProblemCode
+from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
+from .schemas import Autoplay
+from .state_protection import Position, dealt_position
+from .state_signing import SIGNATURE_FIELD, canonical_json, keyed_mac, protects
+from .wire import format_deal, move_to_json
+
+REPLAY_DOMAIN: Final = b"patience-engine replay v1\n"
+
+blp = Blueprint(
+    "replays",
+    __name__,
+    url_prefix="/v1/games",
+    description=(
+        "Replay a deal's moves and get a result a leaderboard can check offline (signed in the signed and sealed "
+        "modes; docs/replays.md)."
+    ),
+)
+
+
+@blp.route("/<game:game_id>/replays", methods=["POST"])
+@blp.doc(operationId="replay_moves", responses={200: DEAL_LINKS})  # the answer holds a position, as a deal's
+@blp.arguments(ReplayRequestSchema(), error_status_code=400)
+@blp.response(200, ReplayResponseSchema)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(409, response="CONFLICT")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def replay_moves(body: dict[str, Any], game_id: str) -> Response:
+    """Replay `moves` from deal `deal` (with `options`), each as the moves endpoint plays it,
+    and answer the final position with a `result` that, in the signed and sealed modes, is
+    signed for a leaderboard's server to check offline (docs/replays.md).
+
+    The first illegal move answers 409 `illegal-move`, an unreadable one 422
+    `invalid-move`, each with its `move_index`. In sealed mode the replay starts from the
+    keyed deal the service deals under that number."""
+    protection = current_settings().state
+    game = game_or_404(game_id, body.get("options"))
+    start = dealt_position(protection, game, body["deal"])
+    final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
+    answer = position_answer(final)
+    moves = [move_to_json(game, m) for m in played]
+    return json_answer({
+        **answer,
+        "moves": len(moves),
+        "result": replay_result(protection, final, moves, body["autoplay"], answer["status"]),
+    })
+
+
+def replay(start: Position, moves: list[Mapping[str, Any]], safe_autoplay: bool) -> tuple[Position, list[Move]]:
+    """Play ``moves`` from ``start`` as the moves endpoint would, one request each: the
+    final position and the moves read (409/422 problems, with the move's index, for the
+    first move refused)."""
+    game, state, deal = start
+    played: list[Move] = []
+    for index, data in enumerate(moves):
+        move = read_replay_move(game, data, index)
+        rejection = game.check_move(state, move)
+        if rejection:
+            raise ApiError(
+                ProblemCode.ILLEGAL_MOVE, f"move {index}: {rejection.detail}", [(f"/moves/{index}", rejection.detail)],
+                rule=rejection.rule, move_index=index,
+            )
+        state, events = game.play(state, move)
+        if safe_autoplay:
+            state = autoplay(game, state, events)
+        played.append(move)
+    return Position(game, state, deal), played
+
+
+def read_replay_move(game: Game, data: Mapping[str, Any], index: int) -> Move:
+    """Move ``index`` of a replay, read as the moves endpoint reads its ``move``; its
+    problems point into ``/moves/<index>`` and carry the index."""
+    try:
+        return read_move(game, data)
+    except ApiError as e:
+        where = f"/moves/{index}"
+        errors = [(where + w.removeprefix("/move"), m) for w, m in e.errors] or [(where, e.detail)]
+        raise ApiError(e.code, f"move {index}: {e.detail}", errors, e.rule, move_index=index) from None
+
+
+def replay_result(
+    protection: StateProtectionSettings, final: Position, moves: list[dict[str, Any]], autoplay: str, status: str
+) -> dict[str, Any]:
+    """What a replay proves: the deal, the moves (counted and hashed) and the status they
+    reach; signed by the first state key in the signed and sealed modes."""
+    game, _, deal = final
+    result: dict[str, Any] = {
+        "game": game.id,
+        "options": dict(game.options),
+        "deal": format_deal(deal),
+        "state_protection": protection.mode.value,
+        "autoplay": autoplay,
+        "moves": len(moves),
+        "moves_sha256": hashlib.sha256(canonical_json(moves)).hexdigest(),
+        "status": status,
+    }
+    if protects(protection):
+        key = protection.keys[0]
+        result[SIGNATURE_FIELD] = {"kid": key.kid, "mac": keyed_mac(key, REPLAY_DOMAIN + canonical_json(result))}
+    return result
+
+
+__all__ = ["REPLAY_DOMAIN", "blp", "replay", "replay_result"]
