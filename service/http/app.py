@@ -1,23 +1,89 @@
-"""The application factory: one place that wires settings, errors and blueprints."""
+"""The application factory: one place that wires settings, errors and blueprints, and the
+OpenAPI document's header and shared components."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
+from flask_smorest.spec.plugins import FlaskPlugin
+from werkzeug.routing import Rule
 
 from service.settings import Settings, read_settings
 
 from .app_settings import attach_settings
 from .body import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, init_body
+from .contract_examples import EXAMPLE_GAME
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
-from .observability import init_observability
+from .observability import (
+    REQUEST_ID_ANSWER_DOC,
+    REQUEST_ID_HEADER,
+    REQUEST_ID_HEADER_COMPONENT,
+    REQUEST_ID_REQUEST_DOC,
+    init_observability,
+)
 from .ops import blp as ops_blp
-from .problems import ProblemApi
+from .problems import PROBLEM_COMPONENTS, ProblemApi
 from .replays_api import blp as replays_blp
+from .schemas import MOVE_BRANCHES, SCHEMA_COMPONENTS, branch_name, reference_component
 from .solver_api import blp as solver_blp
+from .solver_schemas import SOLVER_COMPONENTS
 from .web import blp as web_blp
+
+# Path parameters documented once, as a component each, by name.
+PATH_PARAMETER_COMPONENTS: dict[str, str] = {"game_id": "GameId"}
+
+
+class ContractMarshmallowPlugin(MarshmallowPlugin):
+    """apispec's marshmallow plugin with the shared components registered before any
+    schema is converted: the enums and unions of :data:`.schemas.SCHEMA_COMPONENTS` and its
+    solver and problem twins, the move union's branches, the game id path parameter and
+    the request id header; and fields naming a component documented as a reference to it
+    (:func:`.schemas.reference_component`)."""
+
+    def init_spec(self, spec: APISpec) -> None:
+        super().init_spec(spec)
+        assert self.converter is not None
+        self.converter.add_attribute_function(reference_component)
+        for name, schema in {**SCHEMA_COMPONENTS, **SOLVER_COMPONENTS, **PROBLEM_COMPONENTS}.items():
+            spec.components.schema(name, schema)
+        for branch in MOVE_BRANCHES.values():
+            spec.components.schema(branch_name(branch), schema=branch)
+        spec.components.parameter(
+            "GameId", "path",
+            {
+                "name": "game_id", "required": True, "description": "The game's id.",
+                "schema": {"$ref": "#/components/schemas/GameId"},
+                "example": EXAMPLE_GAME,  # the examples' game: an example body goes to its own game's path
+            },
+        )
+        spec.components.parameter(
+            REQUEST_ID_HEADER_COMPONENT, "header", {"name": REQUEST_ID_HEADER, **REQUEST_ID_REQUEST_DOC}
+        )
+        spec.components.header(REQUEST_ID_HEADER_COMPONENT, REQUEST_ID_ANSWER_DOC)
+
+
+class ContractFlaskPlugin(FlaskPlugin):
+    """flask-smorest's Flask plugin, documenting each path parameter that has a component
+    (:data:`PATH_PARAMETER_COMPONENTS`) as a reference to it, and the optional request id
+    header on every path."""
+
+    def path_helper(self, rule: Rule, operations: Any, parameters: list[Any], **kwargs: Any) -> str:
+        path: str = super().path_helper(rule, operations, parameters, **kwargs)
+        parameters[:] = [
+            PATH_PARAMETER_COMPONENTS.get(p["name"], p) if isinstance(p, Mapping) and p.get("in") == "path" else p
+            for p in parameters
+        ]
+        parameters.append(REQUEST_ID_HEADER_COMPONENT)
+        return path
+
+# Who answers for the API, and under which terms it may be used.
+API_CONTACT: dict[str, str] = {"name": "Patience engine maintainers", "url": "http://localhost:8000/docs"}
+API_LICENSE: dict[str, str] = {"name": "Proprietary (all rights reserved)", "url": "http://localhost:8000/docs"}
 
 # flask-smorest's config keys: the OpenAPI document's header and where it is served.
 OPENAPI_CONFIG: dict[str, Any] = {
@@ -27,7 +93,11 @@ OPENAPI_CONFIG: dict[str, Any] = {
     "OPENAPI_URL_PREFIX": "/",
     "OPENAPI_JSON_PATH": "openapi.json",
     "API_SPEC_OPTIONS": {
+            "servers": [{"url": "/", "description": "The server that serves this document (`/openapi.json`)."}],
+        "security": [],  # no authentication: every operation is open (README, "Security model")
         "info": {
+            "contact": API_CONTACT,
+            "license": API_LICENSE,
             "description": (
                 "A stateless rules engine for patience (solitaire) games: deal, list legal "
                 "moves, apply moves, validate states, replay a deal's moves. Every request carries the complete "
@@ -45,7 +115,9 @@ OPENAPI_CONFIG: dict[str, Any] = {
                 "`state-signature-malformed`, `state-key-unknown`, `state-signature-invalid`), or, in "
                 "sealed mode, its sealed part does not open (`state-seal-invalid`) or a search asks "
                 "for `\"knowledge\": \"full\"` (`full-knowledge-refused`), "
-                "413 for a body over the size limit, 415 `unsupported-content-encoding` for a "
+                "413 for a body over the size limit, 415 `unsupported-media-type` for a POST body that is not JSON "
+                "(a `Content-Type` other than `application/json` or `application/*+json`; a deal may be asked for "
+                "with no body at all), 415 `unsupported-content-encoding` for a "
                 "`Content-Encoding` other than `identity` (bodies are taken only as they are). "
                 f"Bodies are read strictly: JSON nested more than {MAX_JSON_DEPTH} deep (`json-too-deep`), "
                 f"a number over {MAX_NUMBER_CHARS} characters (`number-too-long`) or a key twice in one object "
@@ -65,7 +137,11 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config.update(OPENAPI_CONFIG, MAX_CONTENT_LENGTH=settings.http.max_body_bytes)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.converters["game"] = GameIdConverter
-    api = ProblemApi(app)
+    api = ProblemApi(
+        app,
+        answer_headers={REQUEST_ID_HEADER: REQUEST_ID_HEADER_COMPONENT},
+        spec_kwargs={"marshmallow_plugin": ContractMarshmallowPlugin(), "flask_plugin": ContractFlaskPlugin()},
+    )
     api.register_converter(GameIdConverter, game_id_schema)
     api.register_blueprint(games_blp)
     api.register_blueprint(solver_blp)

@@ -15,6 +15,10 @@ any view runs:
   server raises, it is the request's fault, never a 500. The body then replaces
   ``wsgi.input`` as an in-memory stream with its exact length, so nothing downstream
   reads the connection again.
+- A POST to an API route whose body is not JSON (a ``Content-Type`` other than
+  ``application/json`` or ``application/*+json``, or a body with no ``Content-Type``):
+  415 ``unsupported-media-type`` (:func:`check_media_type`), never read as if it were
+  absent. A POST with neither a body nor a ``Content-Type`` passes (a deal needs no body).
 - A JSON body (``application/json`` or ``application/*+json``) is parsed once, strictly,
   by :func:`parse_json`: nesting deeper than :data:`MAX_JSON_DEPTH` (checked before the
   recursive parser runs), a number longer than :data:`MAX_NUMBER_CHARS` characters, a key
@@ -45,7 +49,7 @@ from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .app_settings import current_settings
-from .problems import ApiError, ProblemCode
+from .problems import UNSUPPORTED_MEDIA_TYPE_DETAIL, ApiError, ProblemCode
 
 MAX_JSON_DEPTH = 32
 MAX_NUMBER_CHARS = 100
@@ -214,12 +218,24 @@ def check_content_encoding(wsgi_env: MutableMapping[str, Any]) -> None:
         )
 
 
+def check_media_type(request: flask.Request, data: bytes) -> None:
+    """415 for a POST to a route that takes it whose body is not JSON: a ``Content-Type``
+    other than JSON, or a body without one. Only API routes take POSTs, and each reads a
+    JSON body; a POST with neither body nor ``Content-Type`` is left to the view (a deal
+    takes none; the others answer 400 for the missing body)."""
+    if request.method != "POST" or request.routing_exception is not None:
+        return  # other methods carry no body here; a 404 or 405 says more than a 415
+    if (data or request.mimetype) and not core.is_json(request.mimetype):
+        raise ApiError(ProblemCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE_DETAIL)
+
+
 def read_request_body() -> None:
-    """``before_request``: check the encoding, read the body whole and bounded, and parse
-    it if it is JSON (kept for :func:`json_body`)."""
+    """``before_request``: check the encoding, read the body whole and bounded, refuse a
+    POST body that is not JSON, and parse it if it is JSON (kept for :func:`json_body`)."""
     wsgi_env = flask.request.environ
     check_content_encoding(wsgi_env)
     data = read_body(wsgi_env, current_settings().http.max_body_bytes)
+    check_media_type(flask.request, data)
     wsgi_env["wsgi.input"] = io.BytesIO(data)
     wsgi_env["CONTENT_LENGTH"] = str(len(data))
     wsgi_env.pop("HTTP_TRANSFER_ENCODING", None)

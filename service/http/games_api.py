@@ -18,8 +18,10 @@ from service.engine.registry import GAME_CLASSES, UnknownGame, get_game
 from service.solver import first_winnable_deal
 from service.solver.pool import Search
 
+from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
+from .observability import REQUEST_ID_HEADER, REQUEST_ID_HEADER_COMPONENT
 from .problems import ApiError, ProblemCode
 from .schemas import (
     Autoplay,
@@ -55,11 +57,42 @@ blp = Blueprint(
 
 class GameIdConverter(BaseConverter):
     """``<game:game_id>``: any path segment (unknown ids answer 404 ``unknown-game``);
-    documented as an enum of the game ids so clients and schemathesis see them."""
+    documented as the ``GameId`` enum so clients and schemathesis see the ids."""
 
 
 def game_id_schema(converter: BaseConverter) -> dict[str, Any]:
-    return {"type": "string", "enum": list(GAME_CLASSES), "description": "Game id."}
+    return {"$ref": "#/components/schemas/GameId"}
+
+
+# What every 200 answer documents besides its body: the request id header.
+ANSWER_HEADERS: dict[str, Any] = {REQUEST_ID_HEADER: REQUEST_ID_HEADER_COMPONENT}
+
+
+def link(operation_id: str, description: str, request_body: dict[str, Any] | None = None,
+         game_id: str = "$request.path.game_id") -> dict[str, Any]:
+    """An OpenAPI link to ``operation_id`` for the same game, its body built from runtime
+    expressions (``$response.body#/state``...)."""
+    out: dict[str, Any] = {"operationId": operation_id, "parameters": {"game_id": game_id}, "description": description}
+    if request_body is not None:
+        out["requestBody"] = request_body
+    return out
+
+
+# Links from an answer that carries a position (a deal, a move, a replay) to what a client
+# does next with its state.
+POSITION_LINKS: dict[str, Any] = {
+    "PlayFirstLegalMove": link(
+        "play_move", "Play the first legal move of the position.",
+        {"state": "$response.body#/state", "move": "$response.body#/legal_moves/0"},
+    ),
+    "ListLegalMoves": link("legal_moves", "List the position's legal moves again.", {"state": "$response.body#/state"}),
+    "ValidateState": link("validate_state", "Check the position's state.", {"state": "$response.body#/state"}),
+    "AskForHint": link("hint", "Ask what to play in the position.", {"state": "$response.body#/state"}),
+    "SolvePosition": link(
+        "solve", "Solve the position (here with a small budget).",
+        {"state": "$response.body#/state", "limits": {"max_seconds": 0.5}},
+    ),
+}
 
 
 RANDOM_DEAL_LIMIT = 10**9  # a deal the service picks itself stays exact in any JSON parser
@@ -120,11 +153,17 @@ def read_move(game: Game, data: Mapping[str, Any]) -> Move:
 
 
 @blp.route("", methods=["GET"])
-@blp.doc(operationId="list_games")
-@blp.response(200, GameListSchema)
+@blp.doc(operationId="list_games", responses={200: {"links": {
+    "DescribeGame": link("get_game", "Describe the first game listed.", game_id="$response.body#/games/0/id"),
+}}})
+@blp.response(200, GameListSchema, example=examples.list_games_example("open"), headers=ANSWER_HEADERS)
+@blp.alt_response(431, response="REQUEST_HEADER_FIELDS_TOO_LARGE")  # as every operation can; `default` says the rest
 def list_games() -> dict[str, Any]:
     """List the games, with their layouts and rule options, and how this server protects
-    the states clients hold."""
+    the states clients hold.
+
+    Each game says what a generic frontend needs to draw and play it: its pile groups and
+    where they lie, its counters, its rule options with their defaults and its actions."""
     return {
         "games": [describe_game(get_game(gid)) for gid in GAME_CLASSES],
         "state_protection": current_settings().state.mode.value,
@@ -132,56 +171,36 @@ def list_games() -> dict[str, Any]:
 
 
 @blp.route("/<game:game_id>", methods=["GET"])
-@blp.doc(operationId="get_game")
-@blp.response(200, GameDetailSchema)
+@blp.doc(operationId="get_game", responses={200: {"links": {
+    "DealGame": link("deal_game", "Deal the game (a deal the service picks).", game_id="$response.body#/id"),
+}}})
+@blp.response(200, GameDetailSchema, example=examples.game_example("open"), headers=ANSWER_HEADERS)
 @blp.alt_response(404, response="NOT_FOUND")
 def get_game_view(game_id: str) -> dict[str, Any]:
     """Describe one game, with its rules in words, and how this server protects the states
-    clients hold."""
+    clients hold.
+
+    As in the list of games, with the rules in words (every decision included) and which
+    foundation moves `"autoplay": "safe"` makes."""
     return {
         **describe_game(game_or_404(game_id), with_rules=True),
         "state_protection": current_settings().state.mode.value,
     }
 
 
-DEAL_LINKS = {
-    "links": {
-        "PlayFirstLegalMove": {
-            "operationId": "play_move",
-            "parameters": {"game_id": "$request.path.game_id"},
-            "requestBody": {"state": "$response.body#/state", "move": "$response.body#/legal_moves/0"},
-            "description": "Play the first legal move of the new deal.",
-        },
-        "ListLegalMoves": {
-            "operationId": "legal_moves",
-            "parameters": {"game_id": "$request.path.game_id"},
-            "requestBody": {"state": "$response.body#/state"},
-        },
-        "ValidateState": {
-            "operationId": "validate_state",
-            "parameters": {"game_id": "$request.path.game_id"},
-            "requestBody": {"state": "$response.body#/state"},
-        },
-    }
-}
-MOVE_LINKS = {
-    "links": {
-        "PlayNextLegalMove": {
-            "operationId": "play_move",
-            "parameters": {"game_id": "$request.path.game_id"},
-            "requestBody": {"state": "$response.body#/state", "move": "$response.body#/legal_moves/0"},
-            "description": "Keep playing: the first legal move of the new position.",
-        },
-    }
-}
+DEAL_EXAMPLE = examples.deal_example()
 
 
 @blp.route("/<game:game_id>/deals", methods=["POST"])
-@blp.doc(operationId="deal_game", responses={200: DEAL_LINKS})
-@blp.arguments(DealRequestSchema(), error_status_code=400, required=False)
-@blp.response(200, DealResponseSchema)
+@blp.doc(operationId="deal_game", responses={200: {"links": POSITION_LINKS}})
+@blp.arguments(
+    DealRequestSchema(), error_status_code=400, required=False, example=DEAL_EXAMPLE.request,
+    description="Optional: a POST with no body (and no Content-Type) deals a deal the service picks, with the default options.",
+)
+@blp.response(200, DealResponseSchema, example=DEAL_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 @blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def deal_game(body: dict[str, Any], game_id: str) -> Response:
@@ -221,17 +240,25 @@ def winnable_deal(game: Game, start: int) -> Position:
     return Position(game, state, deal)
 
 
+MOVE_EXAMPLE = examples.move_example()
+
+
 @blp.route("/<game:game_id>/moves", methods=["POST"])
-@blp.doc(operationId="play_move", responses={200: MOVE_LINKS})
-@blp.arguments(MoveRequestSchema(), error_status_code=400)
-@blp.response(200, MoveResponseSchema)
+@blp.doc(operationId="play_move", responses={200: {"links": POSITION_LINKS}})
+@blp.arguments(MoveRequestSchema(), error_status_code=400, example=MOVE_EXAMPLE.request)
+@blp.response(200, MoveResponseSchema, example=MOVE_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(409, response="CONFLICT")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 def play_move(body: dict[str, Any], game_id: str) -> Response:
-    """Apply one move (409 with the rule if illegal), then any safe autoplay asked for."""
+    """Apply one move (409 with the rule if illegal), then any safe autoplay asked for.
+
+    The answer carries the new position (its state, legal moves and status) and the events
+    that led to it, automatic moves included. An unreadable move answers 422
+    `invalid-move`."""
     game, state, deal = read_state(game_id, body["state"])
     move = read_move(game, body["move"])
     rejection = game.check_move(state, move, game.legal_moves(state))
@@ -257,31 +284,53 @@ def autoplay(game: Game, state: State, events: list[Event]) -> State:
     return state
 
 
+LEGAL_MOVES_EXAMPLE = examples.legal_moves_example()
+
+
 @blp.route("/<game:game_id>/legal-moves", methods=["POST"])
-@blp.doc(operationId="legal_moves")
-@blp.arguments(StateRequestSchema(), error_status_code=400)
-@blp.response(200, LegalMovesResponseSchema)
+@blp.doc(operationId="legal_moves", responses={200: {"links": {
+    "PlayFirstLegalMove": link(
+        "play_move", "Play the first legal move listed.",
+        {"state": "$request.body#/state", "move": "$response.body#/legal_moves/0"},
+    ),
+}}})
+@blp.arguments(StateRequestSchema(), error_status_code=400, example=LEGAL_MOVES_EXAMPLE.request)
+@blp.response(200, LegalMovesResponseSchema, example=LEGAL_MOVES_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 def legal_moves(body: dict[str, Any], game_id: str) -> Response:
-    """List every legal move of a state, and its status."""
+    """List every legal move of a state, and its status.
+
+    Every card move the rules allow is listed, each target separately (every empty cell,
+    every empty pile) and every run length that may move, so a frontend can highlight
+    every legal drop."""
     game, state, _ = read_state(game_id, body["state"])
     moves = game.legal_moves(state)
     return json_answer({"legal_moves": [move_to_json(game, m) for m in moves], "status": game.status(state, moves).value})
 
 
+VALIDATE_EXAMPLE = examples.validate_example()
+
+
 @blp.route("/<game:game_id>/validate", methods=["POST"])
-@blp.doc(operationId="validate_state")
-@blp.arguments(StateRequestSchema(), error_status_code=400)
-@blp.response(200, ValidateResponseSchema)
+@blp.doc(operationId="validate_state", responses={200: {"links": {
+    "ListLegalMoves": link("legal_moves", "List the state's legal moves.", {"state": "$request.body#/state"}),
+}}})
+@blp.arguments(StateRequestSchema(), error_status_code=400, example=VALIDATE_EXAMPLE.request)
+@blp.response(200, ValidateResponseSchema, example=VALIDATE_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 def validate_state(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """Say whether a state is one the rules can reach in shape, listing each problem (in
-    signed mode, only for a state whose signature is good: 403 otherwise)."""
+    signed mode, only for a state whose signature is good: 403 otherwise).
+
+    An inconsistent state is answered 200 with `valid` false and its `problems`, each with
+    a JSON pointer into the request."""
     try:
         read_state(game_id, body["state"])
     except ApiError as e:

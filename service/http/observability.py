@@ -48,6 +48,21 @@ REQUEST_ID_HEADER = "X-Request-ID"
 # Long enough for a UUID or a W3C trace id with a prefix, short enough to log safely.
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 
+# How openapi.yaml documents the request id: a header of every answer, and an optional
+# header of every request (both components named REQUEST_ID_HEADER_COMPONENT).
+REQUEST_ID_HEADER_COMPONENT = "RequestId"
+REQUEST_ID_ANSWER_DOC: dict[str, Any] = {
+    "description": "The request's id: the one the request sent in X-Request-ID if it was usable, else a new one. "
+                   "Problems carry it too (`request_id`), and every log line written for the request.",
+    "schema": {"type": "string"},
+}
+REQUEST_ID_REQUEST_DOC: dict[str, Any] = {
+    "description": "An id for the request (up to 128 of A-Z a-z 0-9 . _ : @ / + = -), echoed in the answer's "
+                   "X-Request-ID and written in the logs; any other value is replaced by a new id.",
+    "schema": {"type": "string"},
+    "required": False,
+}
+
 CORS_ALLOWED_HEADERS = "Content-Type, X-Request-ID"
 CORS_ALLOWED_METHODS = "GET, POST, OPTIONS"
 

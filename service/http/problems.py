@@ -19,12 +19,12 @@ from typing import Any
 import flask
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
-from marshmallow import fields, validate
+from marshmallow import INCLUDE, fields, validate
 from werkzeug.exceptions import HTTPException
 
 from service.solver.pool import PoolBusy
 
-from .schemas import ProblemDetailSchema, Strict
+from .schemas import ProblemDetailSchema, Strict, component, enum_component
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("service.http")
@@ -123,7 +123,11 @@ class ApiError(Exception):
 
 
 class ProblemSchema(Strict):
-    """RFC 9457 problem details, with a machine-readable ``code``."""
+    """RFC 9457 problem details, with a machine-readable ``code``. Open to more members, as
+    RFC 9457 allows extension members: a client must ignore those it does not know."""
+
+    class Meta:
+        unknown = INCLUDE
 
     type = fields.String(required=True, metadata={"example": "about:blank"})
     title = fields.String(required=True, metadata={"example": "Illegal move"})
@@ -132,10 +136,7 @@ class ProblemSchema(Strict):
     code = fields.String(
         required=True,
         validate=validate.OneOf([c.value for c in ProblemCode]),
-        metadata={
-            "description": "Machine-readable: " + ", ".join(f"`{c}`" for c in ProblemCode) + ".",
-            "example": ProblemCode.ILLEGAL_MOVE.value,
-        },
+        metadata=component("ProblemCode", example=ProblemCode.ILLEGAL_MOVE.value),
     )
     rule = fields.String(metadata={"description": "For `illegal-move`: id of the rule that forbids it.", "example": "tableau-builds-down-in-suit"})
     move_index = fields.Integer(
@@ -255,11 +256,29 @@ def handle_unexpected(error: Exception) -> flask.Response:
     return problem_response(ProblemCode.INTERNAL_ERROR, "the service failed to answer; the error was logged")
 
 
+# The problems' shared component (see service/http/schemas.py's SCHEMA_COMPONENTS).
+PROBLEM_COMPONENTS: dict[str, dict[str, Any]] = {
+    "ProblemCode": enum_component(
+        [c.value for c in ProblemCode],
+        "Machine-readable, one per kind of problem (the README's error table says what each means): "
+        + ", ".join(f"`{c}`" for c in ProblemCode) + ".",
+    ),
+}
+
+
 class ProblemApi(Api):
-    """flask-smorest's Api, answering and documenting errors as problem+json."""
+    """flask-smorest's Api, answering and documenting errors as problem+json: each
+    operation lists the errors it answers, and a ``default`` response covers the rest (405,
+    415, 500...) so that generated clients read every error as a problem."""
 
     ERROR_SCHEMA = ProblemSchema
-    DEFAULT_ERROR_RESPONSE_NAME = None  # each operation lists its own errors
+    DEFAULT_ERROR_RESPONSE_NAME = "DEFAULT_ERROR"
+
+    def __init__(self, app: flask.Flask | None = None, *, answer_headers: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        """``answer_headers``: headers every error answer documents (name -> the name of
+        its header component)."""
+        self.answer_headers = dict(answer_headers or {})
+        super().__init__(app, **kwargs)
 
     def _register_error_handlers(self) -> None:
         self._app.register_error_handler(HTTPException, handle_http_exception)
@@ -273,16 +292,39 @@ class ProblemApi(Api):
             if status >= 400:
                 response["schema"] = self.ERROR_SCHEMA
                 if example:
-                    code, detail, extra = example
-                    response["example"] = {
-                        "type": "about:blank", "title": code.title_for(status),
-                        "status": int(status), "code": code.value, "detail": detail, **extra,
-                    }
+                    response["example"] = problem_example(status, *example)
                 prepare_response(response, self.spec, PROBLEM_JSON)
-                if status in ERROR_HEADERS:
-                    response["headers"] = ERROR_HEADERS[status]
+                response["headers"] = {**self.answer_headers, **ERROR_HEADERS.get(status, {})}
             self.spec.components.response(status.name, response, lazy=True)
+        default: dict[str, Any] = {
+            "description": (
+                "Any other error, as a problem: 405 `method-not-allowed` (with `Allow`), 415 "
+                "`unsupported-media-type` or `unsupported-content-encoding`, 500 `internal-error`..."
+            ),
+            "schema": self.ERROR_SCHEMA,
+            "example": problem_example(
+                http.HTTPStatus.INTERNAL_SERVER_ERROR, ProblemCode.INTERNAL_ERROR,
+                "the service failed to answer; the error was logged", {},
+            ),
+        }
+        prepare_response(default, self.spec, PROBLEM_JSON)
+        default["headers"] = dict(self.answer_headers)
+        self.spec.components.response(self.DEFAULT_ERROR_RESPONSE_NAME, default, lazy=True)
 
+    def _register_pagination_header(self) -> None:
+        """Nothing: no answer is paginated (flask-smorest would add an unused
+        ``PaginationMetadata`` schema)."""
+
+
+def problem_example(status: int, code: ProblemCode, detail: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """A documented problem, as :func:`problem_response` writes it."""
+    return {
+        "type": "about:blank", "title": code.title_for(status), "status": int(status),
+        "code": code.value, "detail": detail, **extra,
+    }
+
+
+UNSUPPORTED_MEDIA_TYPE_DETAIL = "the request body must be JSON: send it with Content-Type: application/json"
 
 # Each documented error status: its description, and an example (code, detail, more fields).
 ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]] = {
@@ -309,8 +351,15 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
     ),
     413: ("The body is larger than the service accepts (MAX_BODY_BYTES).", (ProblemCode.BODY_TOO_LARGE, "the request body is larger than 65536 bytes", {})),
     415: (
-        "The body is marked with a `Content-Encoding` other than `identity`: the service takes bodies only as they are.",
-        (ProblemCode.UNSUPPORTED_CONTENT_ENCODING, "the service takes request bodies only as they are (no Content-Encoding, or identity)", {}),
+        "`unsupported-media-type`: the body is not JSON (its `Content-Type` is not `application/json` or "
+        "`application/*+json`, or it has none). `unsupported-content-encoding`: the body is marked with a "
+        "`Content-Encoding` other than `identity`: the service takes bodies only as they are.",
+        (ProblemCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE_DETAIL, {}),
+    ),
+    431: (
+        "`headers-too-large`: the request head is over the server's limits (32 KiB in all, 8190 bytes a field, 100 "
+        "fields); answered by the gunicorn worker before the app, and the connection closes.",
+        (ProblemCode.HEADERS_TOO_LARGE, "the request head is over 32768 bytes", {}),
     ),
     503: (
         "`solver-busy`: every solver process of the server is busy and its wait queue is full (SOLVER_PROCESSES, "

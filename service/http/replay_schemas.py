@@ -1,7 +1,7 @@
 """Marshmallow schemas of the replay endpoint (part of ``openapi.yaml``).
 
 A replay takes a deal and the moves played from it, each exactly as the moves endpoint
-takes it (:class:`.schemas.MoveSchema`), and answers the final position with a result a
+takes it (:class:`.schemas.MoveField`), and answers the final position with a result a
 leaderboard can check offline (:mod:`.replays_api` says what is signed).
 
 The move list is bounded by :data:`MAX_REPLAY_MOVES`, so that the longest games the
@@ -22,13 +22,16 @@ from service.settings import StateProtection
 from .schemas import (
     DEAL_NUMBER_DOC,
     DEAL_NUMBER_TEXT,
-    MOVE_DOC,
-    Autoplay,
+    MOVE_TEXT,
     DealNumber,
-    MoveSchema,
     StateSchema,
     Strict,
+    answered_deal_field,
+    autoplay_field,
+    autoplay_request_field,
+    component,
     legal_moves_field,
+    move_field,
     options_field,
     status_field,
 )
@@ -41,7 +44,7 @@ class ReplayRequestSchema(Strict):
     deal = DealNumber(required=True, metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " The deal to replay from."})
     options = options_field()
     moves = fields.List(
-        fields.Nested(MoveSchema, metadata=MOVE_DOC),
+        move_field(MOVE_TEXT),
         required=True,
         validate=validate.Length(max=MAX_REPLAY_MOVES),
         metadata={
@@ -52,9 +55,8 @@ class ReplayRequestSchema(Strict):
             "maxItems": MAX_REPLAY_MOVES,
         },
     )
-    autoplay = fields.String(
-        load_default=Autoplay.NONE.value, validate=validate.OneOf([a.value for a in Autoplay]),
-        metadata={"description": "`safe`: after each move, make every foundation move that can never hurt, as the moves endpoint does."},
+    autoplay = autoplay_request_field(
+        "`safe`: after each move, make every foundation move that can never hurt, as the moves endpoint does."
     )
 
 
@@ -75,14 +77,14 @@ class ResultSignatureSchema(Strict):
 class ReplayResultSchema(Strict):
     """What a replay proves, for a leaderboard's server to check offline."""
 
-    game = fields.String(required=True, metadata={"description": "Game id.", "example": "penguin"})
+    game = fields.String(required=True, metadata=component("GameId"))
     options = options_field(required=True)
-    deal = fields.String(required=True, metadata={"description": "The deal replayed, as a decimal string.", "example": "1"})
+    deal = answered_deal_field("The deal replayed, as a decimal string.")
     state_protection = fields.String(
         required=True, validate=validate.OneOf([p.value for p in StateProtection]),
         metadata={"description": "The server's mode: in `sealed` mode the deal number names a keyed deal, in the others PySolFC's."},
     )
-    autoplay = fields.String(required=True, validate=validate.OneOf([a.value for a in Autoplay]), metadata={"description": "The request's `autoplay`."})
+    autoplay = autoplay_field("The request's `autoplay`.", required=True)
     moves = fields.Integer(required=True, metadata={"description": "Number of moves replayed."})
     moves_sha256 = fields.String(
         required=True, validate=validate.Regexp(SHA256_HEX_PATTERN),

@@ -59,9 +59,10 @@ from flask import Response
 from service.engine.core import Game, Move
 from service.settings import StateProtectionSettings
 
+from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
-from .games_api import DEAL_LINKS, autoplay, game_or_404, json_answer, position_answer, read_move
+from .games_api import ANSWER_HEADERS, POSITION_LINKS, autoplay, game_or_404, json_answer, position_answer, read_move
 from .problems import ApiError, ProblemCode
 from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
 from .schemas import Autoplay
@@ -80,35 +81,6 @@ blp = Blueprint(
         "modes; docs/replays.md)."
     ),
 )
-
-
-@blp.route("/<game:game_id>/replays", methods=["POST"])
-@blp.doc(operationId="replay_moves", responses={200: DEAL_LINKS})  # the answer holds a position, as a deal's
-@blp.arguments(ReplayRequestSchema(), error_status_code=400)
-@blp.response(200, ReplayResponseSchema)
-@blp.alt_response(404, response="NOT_FOUND")
-@blp.alt_response(409, response="CONFLICT")
-@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
-@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
-def replay_moves(body: dict[str, Any], game_id: str) -> Response:
-    """Replay `moves` from deal `deal` (with `options`), each as the moves endpoint plays it,
-    and answer the final position with a `result` that, in the signed and sealed modes, is
-    signed for a leaderboard's server to check offline (docs/replays.md).
-
-    The first illegal move answers 409 `illegal-move`, an unreadable one 422
-    `invalid-move`, each with its `move_index`. In sealed mode the replay starts from the
-    keyed deal the service deals under that number."""
-    protection = current_settings().state
-    game = game_or_404(game_id, body.get("options"))
-    start = dealt_position(protection, game, body["deal"])
-    final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
-    answer = position_answer(final)
-    moves = [move_to_json(game, m) for m in played]
-    return json_answer({
-        **answer,
-        "moves": len(moves),
-        "result": replay_result(protection, final, moves, body["autoplay"], answer["status"]),
-    })
 
 
 def replay(start: Position, moves: list[Mapping[str, Any]], safe_autoplay: bool) -> tuple[Position, list[Move]]:
@@ -163,6 +135,40 @@ def replay_result(
         key = protection.keys[0]
         result[SIGNATURE_FIELD] = {"kid": key.kid, "mac": keyed_mac(key, REPLAY_DOMAIN + canonical_json(result))}
     return result
+
+
+# After replay_result, which the example's result is made by.
+REPLAY_EXAMPLE = examples.replay_example(replay_result)
+
+
+@blp.route("/<game:game_id>/replays", methods=["POST"])
+@blp.doc(operationId="replay_moves", responses={200: {"links": POSITION_LINKS}})  # the answer holds a position, as a deal's
+@blp.arguments(ReplayRequestSchema(), error_status_code=400, example=REPLAY_EXAMPLE.request)
+@blp.response(200, ReplayResponseSchema, example=REPLAY_EXAMPLE.answer, headers=ANSWER_HEADERS)
+@blp.alt_response(404, response="NOT_FOUND")
+@blp.alt_response(409, response="CONFLICT")
+@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
+@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+def replay_moves(body: dict[str, Any], game_id: str) -> Response:
+    """Replay `moves` from deal `deal` (with `options`), each as the moves endpoint plays it,
+    and answer the final position with a `result` that, in the signed and sealed modes, is
+    signed for a leaderboard's server to check offline (docs/replays.md).
+
+    The first illegal move answers 409 `illegal-move`, an unreadable one 422
+    `invalid-move`, each with its `move_index`. In sealed mode the replay starts from the
+    keyed deal the service deals under that number."""
+    protection = current_settings().state
+    game = game_or_404(game_id, body.get("options"))
+    start = dealt_position(protection, game, body["deal"])
+    final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
+    answer = position_answer(final)
+    moves = [move_to_json(game, m) for m in played]
+    return json_answer({
+        **answer,
+        "moves": len(moves),
+        "result": replay_result(protection, final, moves, body["autoplay"], answer["status"]),
+    })
 
 
 __all__ = ["REPLAY_DOMAIN", "blp", "replay", "replay_result"]

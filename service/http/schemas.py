@@ -3,20 +3,31 @@
 They check shape and size only (types, patterns, lengths), so that nothing a client
 sends can make a request big; what a state *means* is read by :mod:`.wire` and checked
 by the engine (``Game.validate``). Every enumeration they show is built from the one
-that declares it: actions from :data:`.wire.ACTION_NAMES`, statuses, event kinds, pile
-groups and fans from the engine's enums (:mod:`service.engine.core`); the problem
-codes' schema lives with them in :mod:`.problems`.
+that declares it: game ids from the registry, actions from :data:`.wire.ACTION_NAMES`,
+statuses, event kinds, pile groups and fans from the engine's enums
+(:mod:`service.engine.core`); the problem codes' schema lives with them in :mod:`.problems`.
+
+Shapes a client names are shared components (:data:`SCHEMA_COMPONENTS`: ``GameId``,
+``Status``, ``Action``, ``EventKind``, ``Move``), so that generated clients get one type
+for each: a field documents itself as one by naming it in its metadata
+(:func:`component`), and :func:`reference_component` writes the reference. A move is a
+union discriminated by ``action`` (``CardMove``, ``DealMove``, ``RedealMove``, read by
+:class:`MoveField`); a state is ``StateInput`` in requests and ``State`` in answers, which
+differ only in ``deal`` (answered as a string, which a request's state also takes), so an
+answer's state is sent back as it is.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
-from service.engine.core import GROUP_NAMES, MAX_DEAL, EventKind, Fan, GroupName, Status
+from service.engine.core import GROUP_NAMES, Action, EventKind, Fan, GroupName, Status
+from service.engine.registry import GAME_CLASSES
 from service.settings import StateProtection
 
 from .wire import (
@@ -33,6 +44,74 @@ CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
 PILE_REF_PATTERN = r"^[a-z]{1,16}:[0-9]{1,4}$"
 MAX_PILES_PER_GROUP = 24
 MAX_OPTIONS = 16
+MAX_COUNTERS = 8
+
+
+# --- shared components -----------------------------------------------------------------
+COMPONENT: Final = "component"  # field metadata key: the shared component a field is documented as
+
+
+def component(name: str, **doc: Any) -> dict[str, Any]:
+    """Field metadata documenting the field as the shared schema component ``name`` (with
+    ``doc``: a description or an example of its own)."""
+    return {COMPONENT: name, **doc}
+
+
+def component_ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def null_only(json_type: str) -> dict[str, Any]:
+    """The OpenAPI 3.0.3 schema that only null matches (``nullable`` needs a ``type``)."""
+    return {"type": json_type, "nullable": True, "enum": [None]}
+
+
+def reference_component(self: Any, field: fields.Field, ret: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function, run after the built-in ones: a field whose metadata
+    names a component (:func:`component`) is documented as a reference to it instead of
+    the type, enum and bounds apispec read from the field. A description or example of the
+    field's own stays, beside the reference in an ``allOf`` (OpenAPI 3.0 ignores the
+    siblings of a ``$ref``).
+
+    A field that allows None is ``oneOf`` the reference and null: the form that validates
+    a null (a ``nullable`` beside an ``allOf`` still runs the referenced schema on it) and
+    that generators type as the component or null (openapi-python-client drops the null
+    of ``nullable`` + ``allOf``, and openapi-typescript then loses a union's tag)."""
+    name = field.metadata.get(COMPONENT)
+    if name is None:
+        return {}
+    kept: dict[str, Any] = {key: ret[key] for key in ("description", "example") if key in ret}
+    if field.allow_none:
+        null_type = ret.get("type", "object")
+        ret.clear()
+        return {**kept, "oneOf": [component_ref(name), null_only(null_type)]}
+    ret.clear()
+    return {**kept, "allOf": [component_ref(name)]} if kept else component_ref(name)
+
+
+def enum_component(values: Iterable[str], description: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values), "description": description}
+
+
+def server_default(value: Any) -> Callable[[], Any]:
+    """A ``load_default`` the server applies without documenting it as a ``default``
+    (apispec leaves callables out): generators make a field with a ``default`` required in
+    their types, so the field's description says the default instead."""
+    return lambda: value
+
+
+class MaxEntries(validate.Validator):
+    """At most ``most`` entries in an object. Not marshmallow's ``Length``, which apispec
+    documents as ``maxLength``, a string keyword (objects say ``maxProperties``, which
+    the fields using this state in their metadata)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def __call__(self, value: Any) -> Any:
+        if len(value) > self.most:
+            raise ValidationError(f"at most {self.most} entries")
+        return value
 
 
 class Strict(Schema):
@@ -60,13 +139,27 @@ class StrictNumber(fields.Float):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-class DealNumber(fields.Field):
-    """A deal number: a JSON integer, or a decimal string for numbers past 2^53
-    (read by :func:`.wire.parse_deal`, the one reader of deal numbers)."""
+MAX_JSON_INTEGER: Final = 2**53 - 1  # the largest integer every JSON parser (JavaScript's too) holds exactly
+DEAL_PATTERN: Final = f"^[0-9]{{1,{MAX_DEAL_DIGITS}}}$"
 
-    default_error_messages = {"invalid": f"a deal number is an integer or a string of 1-{MAX_DEAL_DIGITS} decimal digits"}
+
+class DealNumber(fields.Field):
+    """A deal number in a request: a decimal string of up to 20 digits, or a JSON integer
+    up to 2^53-1, the most every JSON parser holds exactly (read by
+    :func:`.wire.parse_deal`, the one reader of deal numbers). A larger JSON integer is
+    refused (400), as the contract says: a JavaScript client could not have meant it
+    exactly, and the string says the same number for every client."""
+
+    default_error_messages = {
+        "invalid": (
+            f"a deal number is an integer from 0 to 2^53-1 ({MAX_JSON_INTEGER}) or a string of 1-{MAX_DEAL_DIGITS} "
+            "decimal digits (larger numbers are sent as strings)"
+        )
+    }
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_JSON_INTEGER:
+            raise self.make_error("invalid")
         try:
             return parse_deal(value)
         except NotationError:
@@ -77,18 +170,26 @@ class DealNumber(fields.Field):
 
 
 DEAL_NUMBER_TEXT = (
-    "Deal number, 0 to 10^20-1, as PySolFC numbers deals. Accepted as a JSON integer "
-    "or a decimal string; always answered as a decimal string, because numbers past "
-    "2^53 lose digits in JavaScript and other double-based JSON parsers."
+    "Deal number, 0 to 10^20-1, as PySolFC numbers deals: a decimal string (as answers "
+    "write it), or a JSON integer up to 2^53-1 (9007199254740991); larger numbers only as "
+    "strings, because they lose digits in JavaScript and other double-based JSON parsers."
 )
 DEAL_NUMBER_DOC: dict[str, Any] = {
     "description": DEAL_NUMBER_TEXT,
     "oneOf": [
-        {"type": "integer", "minimum": 0, "maximum": MAX_DEAL},
-        {"type": "string", "pattern": f"^[0-9]{{1,{MAX_DEAL_DIGITS}}}$"},
+        {"type": "integer", "minimum": 0, "maximum": MAX_JSON_INTEGER},
+        {"type": "string", "pattern": DEAL_PATTERN},
     ],
     "example": "1",
 }
+
+
+def answered_deal_field(description: str) -> fields.String:
+    """A deal number in an answer: always its decimal string."""
+    return fields.String(
+        required=True, validate=validate.Regexp(DEAL_PATTERN),
+        metadata={"description": description, "example": "1"},
+    )
 
 
 def card_field(**kwargs: Any) -> fields.String:
@@ -127,7 +228,7 @@ def options_field(**kwargs: Any) -> fields.Dict:
     return fields.Dict(
         keys=fields.String(),
         values=OptionValue(metadata=OPTION_VALUE_DOC),
-        validate=validate.Length(max=MAX_OPTIONS),
+        validate=MaxEntries(MAX_OPTIONS),
         metadata={
             "description": "Rule options by name; see the game's `options`. Missing ones take the game's defaults.",
             "maxProperties": MAX_OPTIONS,
@@ -289,38 +390,42 @@ class SignatureField(fields.Field):
         return value
 
 
-class StateSchema(Strict):
-    """A complete game position. Send it back exactly as received."""
+def counters_field(**kwargs: Any) -> fields.Dict:
+    return fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(strict=True, validate=validate.Range(min=-1000, max=1000)),
+        validate=MaxEntries(MAX_COUNTERS),
+        metadata={
+            "description": "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's `counters`.",
+            "maxProperties": MAX_COUNTERS,
+            "example": {},
+        },
+        **kwargs,
+    )
+
+
+class StateInputSchema(Strict):
+    """A complete game position, as requests send it: a state an answer carried, sent back
+    exactly as received (``State`` is the same object with ``deal`` always a string)."""
 
     format = fields.Integer(
         required=True, strict=True, validate=validate.OneOf([1]),
         metadata={"description": "State format version (1)."},
     )
     game = fields.String(
-        required=True, validate=validate.Length(min=1, max=64),
-        metadata={"description": "Game id.", "example": "penguin"},
+        required=True, validate=validate.OneOf(list(GAME_CLASSES)),
+        metadata=component("GameId", description="The game the state is a position of."),
     )
     options = options_field(load_default=dict)
-    deal = DealNumber(required=True, metadata=DEAL_NUMBER_DOC)
+    deal: fields.Field = DealNumber(required=True, metadata=DEAL_NUMBER_DOC)
     piles = fields.Nested(
         PilesSchema,
         required=True,
         metadata={
             "description": "Pile groups by name (those the game has); each a list of piles indexed from 0, each pile bottom card first (its last card is the top).",
-            "example": {"foundation": [["5H"], ["5C"], ["5D"], []], "cell": [[], [], [], [], [], [], []], "tableau": [["5S", "9C"], ["4S"]]},
         },
     )
-    counters = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(strict=True, validate=validate.Range(min=-1000, max=1000)),
-        load_default=dict,
-        validate=validate.Length(max=8),
-        metadata={
-            "description": "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's `counters`.",
-            "maxProperties": 8,
-            "example": {},
-        },
-    )
+    counters = counters_field(load_default=dict)
     face_down = FaceDownField(
         metadata={
             **FACE_DOWN_DOC,
@@ -330,7 +435,6 @@ class StateSchema(Strict):
                 "cards of each of its piles. Those groups are then absent from `piles`: their cards travel "
                 "encrypted in `sealed`."
             ),
-            "example": {"stock": [64]},
         },
     )
     sealed = fields.String(
@@ -361,40 +465,132 @@ class StateSchema(Strict):
     )
 
 
-MOVE_DOC = {
-    "description": (
-        "A move. `move` takes `from`, `to` and `count` (the number of cards, from the top "
-        "of `from`; default 1). `deal` turns the stock; `redeal` redeals. Any move listed "
-        "in `legal_moves` may be sent back verbatim."
-    ),
-    "example": {"action": "move", "from": "tableau:3", "to": "cell:0", "count": 1},
-}
+class StateSchema(StateInputSchema):
+    """A complete game position, as answers carry it: every field of a request's state,
+    with ``deal`` always a decimal string, and ``options`` and ``counters`` always there.
+    Send it back exactly as received."""
+
+    options = options_field(required=True)
+    deal = answered_deal_field("The deal number, as a decimal string (exact in any JSON parser).")
+    counters = counters_field(required=True)
 
 
-class MoveSchema(Strict):
-    action = fields.String(
-        required=True, validate=validate.OneOf(list(ACTION_NAMES.values())),
-        metadata={"description": "`move` a card or run, `deal` from the stock, or `redeal`."},
+# --- moves -----------------------------------------------------------------------------
+CARD_MOVE: Final = ACTION_NAMES[Action.MOVE]
+# What a card move may leave out on the way in although the contract requires it: a
+# missing `from` or `to` is left to the view, which answers 422 `invalid-move` saying which.
+CARD_MOVE_LENIENT: Final = ("from_", "to")
+
+
+def action_field(action: Action, description: str) -> fields.String:
+    """The ``action`` of one branch of the move union: its single value."""
+    name = ACTION_NAMES[action]
+    return fields.String(
+        required=True, validate=validate.OneOf([name]), metadata={"description": description, "example": name}
     )
+
+
+class CardMoveSchema(Strict):
+    """A card move: ``count`` cards from the top of pile ``from`` onto pile ``to``."""
+
+    action = action_field(Action.MOVE, "`move`: move a card or a run of cards.")
     from_ = fields.String(
-        data_key="from", attribute="from", validate=validate.Regexp(PILE_REF_PATTERN),
-        metadata={"description": "Source pile, `<group>:<index>` (action `move` only).", "example": "tableau:3"},
+        required=True, data_key="from", attribute="from", validate=validate.Regexp(PILE_REF_PATTERN),
+        metadata={"description": "Source pile, `<group>:<index>`.", "example": "tableau:3"},
     )
     to = fields.String(
-        validate=validate.Regexp(PILE_REF_PATTERN),
-        metadata={"description": "Destination pile, `<group>:<index>` (action `move` only).", "example": "cell:0"},
+        required=True, validate=validate.Regexp(PILE_REF_PATTERN),
+        metadata={"description": "Destination pile, `<group>:<index>`.", "example": "cell:0"},
     )
     count = fields.Integer(
-        strict=True, validate=validate.Range(min=1, max=MAX_PILE_CARDS),
-        metadata={"description": "How many cards move, from the top of `from` (default 1)."},
+        required=True, strict=True, validate=validate.Range(min=1, max=MAX_PILE_CARDS),
+        metadata={"description": (
+            "How many cards move, from the top of `from` (1 for a single card). Required: a card move without it "
+            "answers 400 (before the contract said so it was taken as 1)."
+        )},
     )
+
+
+class DealMoveSchema(Strict):
+    """Turn the stock (a game whose `actions` list `deal`)."""
+
+    action = action_field(Action.DEAL, "`deal`: deal from the stock.")
+
+
+class RedealMoveSchema(Strict):
+    """Gather and deal again (a game whose `actions` list `redeal`)."""
+
+    action = action_field(Action.REDEAL, "`redeal`: redeal.")
+
+
+# The branches of the Move union, by action: each is a component of its own.
+MOVE_BRANCHES: Final[dict[str, type[Strict]]] = {
+    ACTION_NAMES[Action.MOVE]: CardMoveSchema,
+    ACTION_NAMES[Action.DEAL]: DealMoveSchema,
+    ACTION_NAMES[Action.REDEAL]: RedealMoveSchema,
+}
+MOVE_READERS: Final[dict[str, Strict]] = {name: schema() for name, schema in MOVE_BRANCHES.items()}
+
+
+def branch_name(schema: type[Strict]) -> str:
+    """The component name of a schema class, as flask-smorest names them."""
+    return schema.__name__.removesuffix("Schema")
+
+
+MOVE_TEXT = (
+    "A move, told apart by `action`: a card move (`move`, with `from`, `to` and `count`), `deal` (turn the "
+    "stock) or `redeal`. Any move listed in `legal_moves` may be sent back verbatim."
+)
+
+
+ACTION_TEXT = "What a move does: `move` a card or run, `deal` from the stock, or `redeal`."
+
+
+class MoveSchema(Schema):
+    """What every move has: its ``action``, which says how the rest reads."""
+
+    class Meta:
+        unknown = EXCLUDE  # the rest is its branch's to read
+
+    action = fields.String(
+        required=True, validate=validate.OneOf(list(ACTION_NAMES.values())), metadata={"description": ACTION_TEXT}
+    )
+
+
+MOVE_ACTION_READER: Final = MoveSchema()
+
+
+class MoveField(fields.Field):
+    """A move: its action read first (:class:`MoveSchema`), the rest by its branch's schema
+    (:data:`MOVE_BRANCHES`); documented as the ``Move`` union. A card move may leave out
+    what :data:`CARD_MOVE_LENIENT` names."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise ValidationError("a move is an object with an `action`")
+        action = MOVE_ACTION_READER.load(value)["action"]
+        lenient = CARD_MOVE_LENIENT if action == CARD_MOVE else ()
+        loaded: dict[str, Any] = MOVE_READERS[action].load(value, partial=lenient)
+        return loaded
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return value
+
+
+def move_field(description: str = MOVE_TEXT, **kwargs: Any) -> MoveField:
+    return MoveField(metadata=component("Move", description=description), **kwargs)
+
+
+EVENT_KIND_TEXT = (
+    "`move`: the move asked for; `auto`: a move the rules made by themselves (a refill); `autoplay`: a safe "
+    "foundation move made because `autoplay` was `safe`; `deal`, `redeal`."
+)
 
 
 class EventSchema(Strict):
     type = fields.String(
-        required=True,
-        validate=validate.OneOf([k.value for k in EventKind]),
-        metadata={"description": "`move`: the move asked for; `auto`: a move the rules made by themselves (a refill); `autoplay`: a safe foundation move made because `autoplay` was `safe`; `deal`, `redeal`."},
+        required=True, validate=validate.OneOf([k.value for k in EventKind]),
+        metadata=component("EventKind", description=EVENT_KIND_TEXT),
     )
     from_ = fields.String(data_key="from", attribute="from", metadata={"example": "tableau:3"})
     to = fields.String(metadata={"example": "foundation:0"})
@@ -402,19 +598,23 @@ class EventSchema(Strict):
     note = fields.String(metadata={"description": "What happened, in words, where the cards alone do not say."})
 
 
-STATUS_DOC = {
-    "description": "`playing`, `won`, or `lost` (not won and no legal move left; Binary Star: no fan card can ever reach a star again).",
-}
+STATUS_TEXT = (
+    "`playing`, `won`, or `lost` (not won and no legal move left; Binary Star: no fan card can ever reach a star "
+    "again)."
+)
 
 
 def status_field() -> fields.String:
-    return fields.String(required=True, validate=validate.OneOf([s.value for s in Status]), metadata=STATUS_DOC)
+    return fields.String(
+        required=True, validate=validate.OneOf([s.value for s in Status]),
+        metadata=component("Status", description=STATUS_TEXT),
+    )
 
 
 def legal_moves_field() -> fields.List:
     return fields.List(
-        fields.Nested(MoveSchema), required=True,
-        metadata={"description": "Every legal move, each target listed separately."},
+        MoveField(metadata=component("Move")), required=True,
+        metadata={"description": "Every legal move, each target listed separately; send any of them back verbatim."},
     )
 
 
@@ -424,20 +624,20 @@ class DealRequestSchema(Strict):
     )
     options = options_field()
     winnable = StrictBoolean(
-        load_default=False,
+        load_default=server_default(False),
         metadata={
             "description": (
                 "true: answer the first deal at or after `deal` (or the number the service picks) "
                 "that the solver proves winnable, trying WINNABLE_DEAL_TRIES deals with "
                 "WINNABLE_DEAL_SECONDS each; `deal` in the answer says which. 422 "
-                "`no-winnable-deal` when none is proved within that budget."
+                "`no-winnable-deal` when none is proved within that budget. Default: false."
             )
         },
     )
 
 
 class DealResponseSchema(Strict):
-    deal = fields.String(required=True, metadata={"description": "The deal number, as a decimal string.", "example": "1"})
+    deal = answered_deal_field("The deal number, as a decimal string.")
     state = fields.Nested(StateSchema, required=True)
     legal_moves = legal_moves_field()
     status = status_field()
@@ -450,12 +650,19 @@ class Autoplay(StrEnum):
     SAFE = "safe"  # every foundation move that can never hurt (each game's ``autoplay_rule``)
 
 
+def autoplay_field(description: str, **kwargs: Any) -> fields.String:
+    return fields.String(validate=validate.OneOf([a.value for a in Autoplay]), metadata={"description": description}, **kwargs)
+
+
+def autoplay_request_field(description: str) -> fields.String:
+    return autoplay_field(description + " Default: `none`.", load_default=server_default(Autoplay.NONE.value))
+
+
 class MoveRequestSchema(Strict):
-    state = fields.Nested(StateSchema, required=True)
-    move = fields.Nested(MoveSchema, required=True, metadata=MOVE_DOC)
-    autoplay = fields.String(
-        load_default=Autoplay.NONE.value, validate=validate.OneOf([a.value for a in Autoplay]),
-        metadata={"description": "`safe`: after the move, make every foundation move that can never hurt (each game's `autoplay` says which)."},
+    state = fields.Nested(StateInputSchema, required=True)
+    move = move_field(required=True)
+    autoplay = autoplay_request_field(
+        "`safe`: after the move, make every foundation move that can never hurt (each game's `autoplay` says which)."
     )
 
 
@@ -467,7 +674,7 @@ class MoveResponseSchema(Strict):
 
 
 class StateRequestSchema(Strict):
-    state = fields.Nested(StateSchema, required=True)
+    state = fields.Nested(StateInputSchema, required=True)
 
 
 class LegalMovesResponseSchema(Strict):
@@ -514,7 +721,7 @@ class OptionSpecSchema(Strict):
 
 
 class GameSchema(Strict):
-    id = fields.String(required=True, metadata={"example": "penguin"})
+    id = fields.String(required=True, metadata=component("GameId"))
     name = fields.String(required=True)
     decks = fields.Integer(required=True)
     cards = fields.Integer(required=True, metadata={"description": "Cards in the game's deck."})
@@ -522,7 +729,10 @@ class GameSchema(Strict):
     pile_groups = fields.List(fields.Nested(PileGroupSchema), required=True)
     counters = fields.List(fields.Nested(CounterSpecSchema), required=True)
     options = fields.List(fields.Nested(OptionSpecSchema), required=True)
-    actions = fields.List(fields.String(validate=validate.OneOf(list(ACTION_NAMES.values()))), required=True, metadata={"description": "Actions the game has at all."})
+    actions = fields.List(
+        fields.String(validate=validate.OneOf(list(ACTION_NAMES.values())), metadata=component("Action")),
+        required=True, metadata={"description": "Actions the game has at all."},
+    )
 
 
 def state_protection_field() -> fields.String:
@@ -548,3 +758,21 @@ class GameDetailSchema(GameSchema):
 class GameListSchema(Strict):
     games = fields.List(fields.Nested(GameSchema), required=True)
     state_protection = state_protection_field()
+
+
+# The shared components (besides the marshmallow schemas, which are components by
+# themselves), each built from the enumeration that declares it.
+SCHEMA_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
+    "GameId": enum_component(GAME_CLASSES, "A game id, as `GET /v1/games` lists the games."),
+    "Status": enum_component([s.value for s in Status], STATUS_TEXT),
+    "Action": enum_component(ACTION_NAMES.values(), ACTION_TEXT),
+    "EventKind": enum_component([k.value for k in EventKind], EVENT_KIND_TEXT),
+    "Move": {
+        "description": MOVE_TEXT,
+        "oneOf": [component_ref(branch_name(schema)) for schema in MOVE_BRANCHES.values()],
+        "discriminator": {
+            "propertyName": "action",
+            "mapping": {action: component_ref(branch_name(schema))["$ref"] for action, schema in MOVE_BRANCHES.items()},
+        },
+    },
+}

@@ -32,9 +32,10 @@ from service.solver import (
 )
 from service.solver.pool import Search
 
+from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
-from .games_api import read_state
+from .games_api import ANSWER_HEADERS, link, read_state
 from .observability import record_solver_run
 from .problems import ApiError, ProblemCode
 from .searches import run_search
@@ -112,29 +113,23 @@ def search_answer(
     return {"stats": stats(result, applied), "knowledge": knowledge.value, "samples": counted}
 
 
+SOLVE_EXAMPLE = examples.solve_example(stats)
 SOLVE_LINKS = {
-    "links": {
-        "ReplaySolution": {
-            "operationId": "replay_moves",
-            "parameters": {"game_id": "$request.path.game_id"},
-            "requestBody": {
-                "deal": "$request.body#/state/deal",
-                "options": "$request.body#/state/options",
-                "moves": "$response.body#/moves",
-            },
-            "description": "Replay the answered moves from the deal (a solution of a deal as dealt replays to `won`).",
-        },
-    }
+    "ReplaySolution": link(
+        "replay_moves", "Replay the answered moves from the deal (a solution of a deal as dealt replays to `won`).",
+        {"deal": "$request.body#/state/deal", "options": "$request.body#/state/options", "moves": "$response.body#/moves"},
+    ),
 }
 
 
 @blp.route("/<game:game_id>/solve", methods=["POST"])
-@blp.doc(operationId="solve", responses={200: SOLVE_LINKS})
-@blp.arguments(SolveRequestSchema, error_status_code=400)
-@blp.response(200, SolveResponseSchema)
+@blp.doc(operationId="solve", responses={200: {"links": SOLVE_LINKS}})
+@blp.arguments(SolveRequestSchema, error_status_code=400, example=SOLVE_EXAMPLE.request)
+@blp.response(200, SolveResponseSchema, example=SOLVE_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 @blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
@@ -162,13 +157,22 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     }
 
 
+HINT_EXAMPLE = examples.hint_example(stats)
+
+
 @blp.route("/<game:game_id>/hint", methods=["POST"])
-@blp.doc(operationId="hint")
-@blp.arguments(HintRequestSchema, error_status_code=400)
-@blp.response(200, HintResponseSchema)
+@blp.doc(operationId="hint", responses={200: {"links": {
+    "PlayHintedMove": link(
+        "play_move", "Play the hinted move (there is none when the game is over).",
+        {"state": "$request.body#/state", "move": "$response.body#/move"},
+    ),
+}}})
+@blp.arguments(HintRequestSchema, error_status_code=400, example=HINT_EXAMPLE.request)
+@blp.response(200, HintResponseSchema, example=HINT_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
+@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 @blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:

@@ -1,19 +1,24 @@
 """Marshmallow schemas of the solve and hint endpoints (part of ``openapi.yaml``).
 
-The ``result`` enum is the solver's :class:`~service.solver.Outcome` and the ``knowledge``
-enum its :class:`~service.solver.Knowledge`, not copies of them.
+The ``result`` enum is the solver's :class:`~service.solver.Outcome`, the ``knowledge``
+enum its :class:`~service.solver.Knowledge` and the ``StoppedBy`` component its
+:class:`~service.solver.StopReason`, not copies of them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from marshmallow import ValidationError, fields, validate
 
-from service.solver import Knowledge, Outcome, SolverSettings
+from service.solver import Knowledge, Outcome, SolverSettings, StopReason
 from service.solver.settings import SAMPLED_POSITIONS_PER_SECOND
 
-from .schemas import MOVE_DOC, MoveSchema, StateSchema, Strict, StrictNumber
+from .schemas import MOVE_TEXT, MoveField, StateInputSchema, Strict, StrictNumber, component, enum_component, move_field
+
+# What can stop a search the API answers: `depth` only ever ends a depth-first pass inside
+# the solver, which then goes on.
+ANSWERED_STOP_REASONS: Final = [r.value for r in StopReason if r is not StopReason.DEPTH]
 
 MAX_REQUEST_SECONDS = 3600.0
 MAX_REQUEST_STATES = 10**9
@@ -72,16 +77,16 @@ class SamplesSchema(Strict):
 def samples_field() -> fields.Nested:
     return fields.Nested(
         SamplesSchema, required=True, allow_none=True,
-        metadata={"description": (
+        metadata=component("Samples", description=(
             "A `player` answer that sampled the hidden information: how many samples were won, of "
             "how many. null when nothing was sampled: a `full` answer, or a position whose hidden "
             "information can no longer change the game (searched exactly)."
-        )},
+        )),
     )
 
 
 class SolveRequestSchema(Strict):
-    state = fields.Nested(StateSchema, required=True)
+    state = fields.Nested(StateInputSchema, required=True)
     limits = fields.Nested(LimitsSchema, load_default=dict)
     knowledge = knowledge_request_field()
 
@@ -92,7 +97,7 @@ class SolveStatsSchema(Strict):
     states_per_second = fields.Float(required=True)
     stopped_by = fields.String(
         required=True, allow_none=True,
-        metadata={"description": "For `unknown`: what stopped the search (for a sampled search, the first sample left undecided): `time`, `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise, and for a sampled search whose every sample was decided (it is `unknown` because the hidden cards are)."},
+        metadata=component("StoppedBy", description="For `unknown`: what stopped the search (for a sampled search, the first sample left undecided): `time`, `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise, and for a sampled search whose every sample was decided (it is `unknown` because the hidden cards are)."),
     )
     max_seconds = fields.Float(required=True, metadata={"description": "The time limit applied (after the server's cap); a sampled search's samples share it."})
     max_states = fields.Integer(required=True, metadata={"description": f"The position limit applied (after the server's cap). A sampled search gives each sample an equal share of the positions its time allows at {SAMPLED_POSITIONS_PER_SECOND:,} a second (within the cap), so that the samples end on positions, not on the clock: this is their sum."})
@@ -110,7 +115,7 @@ RESULT_DOC = (
 class SolveResponseSchema(Strict):
     result = fields.String(required=True, validate=validate.OneOf([o.value for o in Outcome]), metadata={"description": RESULT_DOC})
     moves = fields.List(
-        fields.Nested(MoveSchema), required=True,
+        MoveField(metadata=component("Move")), required=True,
         metadata={"description": (
             "For `solved`: the winning moves, each a v1 move to send to the moves endpoint in turn "
             "(without autoplay). For a sampled (`player`) search: the start of the winning line of "
@@ -139,32 +144,37 @@ class Winnable(fields.Field):
         raise ValidationError("true, false or \"unknown\"")
 
 
-WINNABLE_DOC = {
-    "description": (
-        "Whether the game can still be won: `true` (a solution was found), `false` (proved lost) "
-        "or `\"unknown\"`. Never `true` for a `player` answer while hidden information can still "
-        "change the game: a won sample is a guess, not the game."
-    ),
-    "oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["unknown"]}],
-}
-
-
 class HintRequestSchema(Strict):
-    state = fields.Nested(StateSchema, required=True)
+    state = fields.Nested(StateInputSchema, required=True)
     knowledge = knowledge_request_field()
 
 
 class HintResponseSchema(Strict):
-    move = fields.Nested(
-        MoveSchema, required=True, allow_none=True,
-        metadata={**MOVE_DOC, "description": "The move to make now; null when no move is left (won or lost)."},
-    )
+    move = move_field("The move to make now; null when no move is left (won or lost). " + MOVE_TEXT, required=True, allow_none=True)
     reason = fields.String(required=True, metadata={"description": (
         "Why this move, in words. A sampled (`player`) hint plays the move that starts the most "
         "won samples' solutions (ties: the heuristic's order), or the heuristic's choice when no "
         "sample was won."
     )})
-    winnable = Winnable(required=True, metadata=WINNABLE_DOC)
+    winnable = Winnable(required=True, metadata=component("Winnable"))
     stats = fields.Nested(SolveStatsSchema, required=True)
     knowledge = knowledge_answer_field()
     samples = samples_field()
+
+
+# The solver's shared components (see service/http/schemas.py's SCHEMA_COMPONENTS).
+SOLVER_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
+    "StoppedBy": enum_component(
+        ANSWERED_STOP_REASONS,
+        "What stopped a search that answered `unknown`: `time`, `states` (the position limit), `memory` (open "
+        "positions dropped to bound memory) or `invalid-solution` (a solution the engine refused).",
+    ),
+    "Winnable": {
+        "description": (
+            "Whether the game can still be won: `true` (a solution was found), `false` (proved lost) "
+            "or `\"unknown\"`. Never `true` for a `player` answer while hidden information can still "
+            "change the game: a won sample is a guess, not the game."
+        ),
+        "oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["unknown"]}],
+    },
+}

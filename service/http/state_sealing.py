@@ -65,7 +65,7 @@ from service.engine.registry import get_game
 from service.settings import StateKey, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
-from .state_signing import DOMAINS, SIGNATURE_FIELD, canonical_state
+from .state_signing import DOMAINS, SIGNATURE_FIELD, canonical_json, canonical_state
 from .wire import FACE_DOWN_FIELD, MAX_SEALED_CHARS, SEALED_FIELD, format_deal, state_to_json
 
 PAYLOAD_VERSION: Final = 1
@@ -98,14 +98,14 @@ class KeyedDeals:
     which layout it is. A plain value, so that it travels to the solver processes."""
 
     key: bytes = field(repr=False)
-    game_id: str
+    game: bytes  # the game id and its options, canonical: another option, another layout
 
     @classmethod
     def of(cls, protection: StateProtectionSettings, game: Game) -> KeyedDeals:
-        return cls(derived_key(protection.keys[0].secret, DEAL_INFO), game.id)
+        return cls(derived_key(protection.keys[0].secret, DEAL_INFO), canonical_json([game.id, game.options]))
 
     def __call__(self, deal: int) -> int:
-        digest = hmac.digest(self.key, f"{self.game_id}\n{deal}".encode("ascii"), "sha256")
+        digest = hmac.digest(self.key, self.game + b"\n" + str(deal).encode("ascii"), "sha256")
         return int.from_bytes(digest[:16], "big") % (MAX_DEAL + 1)
 
 

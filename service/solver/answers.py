@@ -24,7 +24,8 @@ def solve_position(game: Game, state: State, limits: Limits) -> SolveResult:
     """Solve ``state`` within ``limits``; a solution is always a verified one."""
     result = solve(strategy_for(game, state), limits)
     if result.result is Outcome.SOLVED and not verify(game, state, result.moves):
-        log.error("solver produced an invalid solution for %s deal %s", game.id, state.deal)
+        # Not the deal: in sealed mode ``state.deal`` is a secret seed, which logs must not hold.
+        log.error("solver produced an invalid solution for %s (%d moves)", game.id, len(result.moves))
         return SolveResult(Outcome.UNKNOWN, [], result.states, result.seconds, StopReason.INVALID_SOLUTION)
     return result
 

@@ -208,14 +208,14 @@ def test_a_changed_move_fails_at_its_index(clients: dict[str, FlaskClient], game
 
 
 def test_an_unreadable_move_answers_invalid_move_at_its_index(clients: dict[str, FlaskClient]) -> None:
-    moves = [*solution("penguin", 1)[:5], {"action": "move", "from": "tableau:0"}]
+    moves = [*solution("penguin", 1)[:5], {"action": "move", "from": "tableau:0", "count": 1}]
     problem = replay(clients["open"], "penguin", 1, moves).get_json()
     assert (problem["status"], problem["code"], problem["move_index"]) == (422, ProblemCode.INVALID_MOVE, 5)
     assert [e["where"] for e in problem["errors"]] == ["/moves/5"]
 
 
 def test_a_pile_the_game_lacks_is_an_illegal_move_at_its_index(clients: dict[str, FlaskClient]) -> None:
-    moves = [*solution("penguin", 1)[:3], {"action": "move", "from": "tableau:12", "to": "cell:0"}]
+    moves = [*solution("penguin", 1)[:3], {"action": "move", "from": "tableau:12", "to": "cell:0", "count": 1}]
     problem = replay(clients["open"], "penguin", 1, moves).get_json()
     assert (problem["status"], problem["code"], problem["rule"], problem["move_index"]) == (409, ProblemCode.ILLEGAL_MOVE, "no-such-pile", 3)
 

@@ -497,7 +497,7 @@ def test_a_keyed_deal_is_not_the_pysolfc_deal_of_its_number(game: str) -> None:
         assert hidden_position.state.deal == seed
 
 
-@pytest.mark.parametrize("deal", [0, DEAL, "98765432109876543210", 10**20 - 1])
+@pytest.mark.parametrize("deal", [0, DEAL, "98765432109876543210", str(10**20 - 1)])
 @pytest.mark.parametrize("game", GAMES)
 def test_answers_carry_the_deal_number_asked_for(game: str, deal: int | str) -> None:
     client = client_of()
@@ -512,7 +512,7 @@ def test_a_winnable_sealed_deal_is_sealed_and_its_keyed_layout_is_won(game: str)
     layout the solver proved: a solution of that layout (found here with the key) replays
     through /moves to ``won``. (Budgets well above the deals' solving times, so that a
     loaded machine finds the same deal.)"""
-    app = create_app(sealed_settings_for_tests(WINNABLE_DEAL_SECONDS="5", SOLVER_MAX_SECONDS="10"))
+    app = create_app(sealed_settings_for_tests(WINNABLE_DEAL_SECONDS="5", SOLVER_MAX_SECONDS="10", WINNABLE_DEAL_TRIES="10"))
     client = app.test_client()
     dealt = client.post(f"/v1/games/{game}/deals", json={"deal": 1, "winnable": True}).get_json()
     deal = int(dealt["deal"])
