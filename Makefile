@@ -5,14 +5,20 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test test-quick lint typecheck openapi bench venv clean
+.PHONY: run test test-quick lint typecheck openapi bench venv clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator
+
+# A venv in $(1) with the pinned packages of $(2), marked installed (Debian's Python and
+# python3-venv first, when the machine has no Python).
+define make_venv
+	@command -v python3 >/dev/null || (apt-get update -qq && apt-get install -y -qq python3 python3-venv)
+	python3 -m venv $(1)
+	$(1)/bin/python -m pip install -q --upgrade pip
+	$(1)/bin/python -m pip install -q -r $(2)
+	touch $(1)/.installed
+endef
 
 $(VENV)/.installed: requirements.lock
-	@command -v python3 >/dev/null || (apt-get update -qq && apt-get install -y -qq python3 python3-venv)
-	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.lock
-	touch $@
+	$(call make_venv,$(VENV),requirements.lock)
 
 venv: $(VENV)/.installed
 
@@ -34,6 +40,60 @@ test-quick: venv lint
 openapi: venv
 	$(VENV)/bin/flask --app service.wsgi openapi write --format=yaml openapi.yaml
 
+# Generated clients (issue 13): the TypeScript client (openapi-typescript's types for
+# openapi-fetch) and the Python client (openapi-python-client) of openapi.yaml, in
+# clients/generated/ (git-ignored). Their tools install themselves at pinned versions:
+# Node and npm from Debian if missing, npm packages from clients/package-lock.json, the
+# Python generator into its own venv (clients/.venv) from clients/python/requirements.txt.
+# tests/clients/ type-checks and runs a bot on each.
+CLIENTS_VENV := clients/.venv
+CLIENTS_NPM := clients/node_modules/.installed
+CLIENTS_PY := $(CLIENTS_VENV)/.installed
+TS_CLIENT := clients/generated/ts/schema.d.ts
+PY_CLIENT := clients/generated/python/patience_engine_client/__init__.py
+# Redocly CLI's usage reports and update check stay off: only the package registries are reached.
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+
+$(CLIENTS_NPM): clients/package.json clients/package-lock.json
+	bash deploy/install-node.sh
+	cd clients && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+$(CLIENTS_PY): clients/python/requirements.txt
+	$(call make_venv,$(CLIENTS_VENV),clients/python/requirements.txt)
+
+# openapi-typescript runs in the output folder: in clients/ it would lint with redocly.yaml
+# and stop at the first error, and linting is contract-lint's job.
+$(TS_CLIENT): openapi.yaml $(CLIENTS_NPM)
+	mkdir -p $(@D)
+	cd $(@D) && ../../node_modules/.bin/openapi-typescript ../../../openapi.yaml --output schema.d.ts
+
+# --fail-on-warning: an operation or schema the generator had to skip fails the build.
+# Its post hooks run the venv's ruff over the generated code.
+$(PY_CLIENT): openapi.yaml $(CLIENTS_PY) clients/python/generator.yaml
+	PATH="$(CURDIR)/$(CLIENTS_VENV)/bin:$$PATH" $(CLIENTS_VENV)/bin/openapi-python-client generate \
+		--path openapi.yaml --meta none --config clients/python/generator.yaml \
+		--output-path $(dir $@) --overwrite --fail-on-warning
+	touch $@
+
+clients: $(TS_CLIENT) $(PY_CLIENT)
+
+# The contract's linters, each a target of its own (tests/clients runs them one by one):
+# Redocly CLI's recommended ruleset with its warnings as errors (clients/redocly.yaml),
+# Spectral's spectral:oas failing on warnings (clients/.spectral.yaml), and
+# openapi-spec-validator. Each must report nothing.
+contract-lint: contract-lint-redocly contract-lint-spectral contract-lint-validator
+
+contract-lint-redocly: $(CLIENTS_NPM)
+	cd clients && node_modules/.bin/redocly lint --config redocly.yaml ../openapi.yaml
+
+contract-lint-spectral: $(CLIENTS_NPM)
+	cd clients && node_modules/.bin/spectral lint --ruleset .spectral.yaml --fail-severity warn ../openapi.yaml
+
+contract-lint-validator: $(CLIENTS_PY)
+	$(CLIENTS_VENV)/bin/openapi-spec-validator openapi.yaml
+
 bench: venv
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.http_bench
@@ -45,3 +105,4 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf clients/generated clients/node_modules $(CLIENTS_VENV)

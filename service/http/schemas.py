@@ -51,9 +51,10 @@ MAX_COUNTERS = 8
 COMPONENT: Final = "component"  # field metadata key: the shared component a field is documented as
 
 
-def component(name: str, **doc: Any) -> dict[str, Any]:
-    """Field metadata documenting the field as the shared schema component ``name`` (with
-    ``doc``: a description or an example of its own)."""
+def component(name: str | tuple[str, ...], **doc: Any) -> dict[str, Any]:
+    """Field metadata documenting the field as the shared schema component ``name``, or as
+    any of the components of a tuple of names (with ``doc``: a description or an example
+    of its own)."""
     return {COMPONENT: name, **doc}
 
 
@@ -81,6 +82,9 @@ def reference_component(self: Any, field: fields.Field, ret: dict[str, Any], **k
     if name is None:
         return {}
     kept: dict[str, Any] = {key: ret[key] for key in ("description", "example") if key in ret}
+    if isinstance(name, tuple):  # any of several components (a request's state)
+        ret.clear()
+        return {**kept, "anyOf": [component_ref(n) for n in name]}
     if field.allow_none:
         null_type = ret.get("type", "object")
         ret.clear()
@@ -224,16 +228,17 @@ OPTION_VALUE_DOC = {
 }
 
 
+OPTIONS_TEXT: Final = "Rule options by name; see the game's `options`. Missing ones take the game's defaults."
+
+
 def options_field(**kwargs: Any) -> fields.Dict:
+    """A game's options: the shared ``Options`` component, so that the options of a state
+    an answer carries are the type a deal or replay request takes."""
     return fields.Dict(
         keys=fields.String(),
-        values=OptionValue(metadata=OPTION_VALUE_DOC),
+        values=OptionValue(),
         validate=MaxEntries(MAX_OPTIONS),
-        metadata={
-            "description": "Rule options by name; see the game's `options`. Missing ones take the game's defaults.",
-            "maxProperties": MAX_OPTIONS,
-            "example": {},
-        },
+        metadata=component("Options"),
         **kwargs,
     )
 
@@ -658,8 +663,18 @@ def autoplay_request_field(description: str) -> fields.String:
     return autoplay_field(description + " Default: `none`.", load_default=server_default(Autoplay.NONE.value))
 
 
+def request_state_field() -> fields.Nested:
+    """A request's state: documented as a ``State`` (as an answer gave it: send it back
+    with no conversion) or a ``StateInput`` (one a client wrote, its deal perhaps a JSON
+    integer)."""
+    return fields.Nested(
+        StateInputSchema, required=True,
+        metadata=component(("State", "StateInput"), description="The position, as an answer gave it."),
+    )
+
+
 class MoveRequestSchema(Strict):
-    state = fields.Nested(StateInputSchema, required=True)
+    state = request_state_field()
     move = move_field(required=True)
     autoplay = autoplay_request_field(
         "`safe`: after the move, make every foundation move that can never hurt (each game's `autoplay` says which)."
@@ -674,7 +689,7 @@ class MoveResponseSchema(Strict):
 
 
 class StateRequestSchema(Strict):
-    state = fields.Nested(StateInputSchema, required=True)
+    state = request_state_field()
 
 
 class LegalMovesResponseSchema(Strict):
@@ -764,6 +779,12 @@ class GameListSchema(Strict):
 # themselves), each built from the enumeration that declares it.
 SCHEMA_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
     "GameId": enum_component(GAME_CLASSES, "A game id, as `GET /v1/games` lists the games."),
+    "Options": {
+        "type": "object",
+        "additionalProperties": OPTION_VALUE_DOC,
+        "maxProperties": MAX_OPTIONS,
+        "description": OPTIONS_TEXT,
+    },
     "Status": enum_component([s.value for s in Status], STATUS_TEXT),
     "Action": enum_component(ACTION_NAMES.values(), ACTION_TEXT),
     "EventKind": enum_component([k.value for k in EventKind], EVENT_KIND_TEXT),

@@ -14,7 +14,16 @@ from marshmallow import ValidationError, fields, validate
 from service.solver import Knowledge, Outcome, SolverSettings, StopReason
 from service.solver.settings import SAMPLED_POSITIONS_PER_SECOND
 
-from .schemas import MOVE_TEXT, MoveField, StateInputSchema, Strict, StrictNumber, component, enum_component, move_field
+from .schemas import (
+    MOVE_TEXT,
+    MoveField,
+    Strict,
+    StrictNumber,
+    component,
+    enum_component,
+    move_field,
+    request_state_field,
+)
 
 # What can stop a search the API answers: `depth` only ever ends a depth-first pass inside
 # the solver, which then goes on.
@@ -86,7 +95,7 @@ def samples_field() -> fields.Nested:
 
 
 class SolveRequestSchema(Strict):
-    state = fields.Nested(StateInputSchema, required=True)
+    state = request_state_field()
     limits = fields.Nested(LimitsSchema, load_default=dict)
     knowledge = knowledge_request_field()
 
@@ -145,7 +154,7 @@ class Winnable(fields.Field):
 
 
 class HintRequestSchema(Strict):
-    state = fields.Nested(StateInputSchema, required=True)
+    state = request_state_field()
     knowledge = knowledge_request_field()
 
 

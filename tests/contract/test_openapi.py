@@ -145,8 +145,13 @@ def test_answers_and_requests_have_their_own_state() -> None:
     assert sent["properties"]["deal"]["oneOf"][0]["maximum"] == 2**53 - 1
     assert set(answered["properties"]) == set(sent["properties"])
     assert {"format", "game", "options", "deal", "piles", "counters"} <= set(answered["required"])
+    # A request takes an answer's State as it came (generators that make one class per
+    # schema type it State | StateInput), or a StateInput a client wrote.
     for request in ("MoveRequest", "StateRequest", "SolveRequest", "HintRequest"):
-        assert components[request]["properties"]["state"] == {"$ref": "#/components/schemas/StateInput"}
+        assert components[request]["properties"]["state"]["anyOf"] == [
+            {"$ref": "#/components/schemas/State"}, {"$ref": "#/components/schemas/StateInput"},
+        ]
+    assert answered["properties"]["options"] == sent["properties"]["options"] == {"$ref": "#/components/schemas/Options"}
 
 
 def test_no_default_keyword_and_no_string_bounds_on_objects() -> None:
