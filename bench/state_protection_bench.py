@@ -31,7 +31,6 @@ import cProfile
 import http.client
 import json as json_module
 import pstats
-import random
 import secrets
 import statistics
 import time
@@ -39,8 +38,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from flask import Flask
-from flask.testing import FlaskClient
 
+from bench.http_bench import bodies as move_bodies
 from bench.http_load_bench import Server
 from service.engine.registry import GAME_CLASSES
 from service.http import create_app
@@ -116,21 +115,6 @@ def servers(environ: Mapping[StateProtection, dict[str, str]]) -> Iterator[dict[
             server.stop()
 
 
-def playout(client: FlaskClient, game: str, count: int) -> list[Body]:
-    """``count`` open-mode move requests along random playouts (seed 7), from deal 1 on."""
-    rng = random.Random(7)
-    out: list[Body] = []
-    deal = 1
-    while len(out) < count:
-        pos = client.post(f"/v1/games/{game}/deals", json={"deal": deal}).get_json()
-        deal += 1
-        while pos["legal_moves"] and len(out) < count:
-            body = {"state": pos["state"], "move": rng.choice(pos["legal_moves"])}
-            out.append(body)
-            pos = client.post(f"/v1/games/{game}/moves", json=body).get_json()
-    return out
-
-
 def as_answered(app: Flask, game: str, body: Body) -> Body:
     """``body`` (an open-mode move request) with its state as ``app`` answers that position."""
     position = read_position(StateProtectionSettings(), game, body["state"])
@@ -169,7 +153,7 @@ def mode_bodies(by_mode: Mapping[StateProtection, Flask], game: str, count: int)
     """``count`` move requests of ``game`` for each mode: one open playout, each state as
     each mode answers it."""
     open_app = by_mode[StateProtection.OPEN]
-    plain = playout(open_app.test_client(), game, count)
+    plain = move_bodies(open_app.test_client(), game, count)
     return {
         mode: plain if mode is StateProtection.OPEN else [as_answered(app, game, b) for b in plain]
         for mode, app in by_mode.items()

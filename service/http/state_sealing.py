@@ -62,7 +62,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from service.engine.cards import ALL_CARDS
 from service.engine.core import MAX_DEAL, Event, Game, Pile, State
 from service.engine.registry import get_game
-from service.settings import StateKey, StateProtectionSettings
+from service.settings import StateKey, StateProtection, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
 from .state_signing import DOMAINS, SIGNATURE_FIELD, canonical_json, canonical_state
@@ -74,7 +74,7 @@ SEED_BYTES: Final = 9  # 10**20 - 1 < 2**72
 CARD_BYTES: Final = frozenset(ALL_CARDS)  # the payload bytes that are cards
 SEAL_INFO: Final = b"patience-engine seal v1"
 DEAL_INFO: Final = b"patience-engine deal v1"
-SEALED_DOMAIN: Final = next(d for m, d in DOMAINS.items() if m.value == "sealed")
+SEALED_DOMAIN: Final = DOMAINS[StateProtection.SEALED]
 
 
 @lru_cache(maxsize=32)

@@ -12,6 +12,7 @@ in the queue).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -34,7 +35,7 @@ from service.http.app_settings import settings_of
 from service.http.problems import PROBLEM_JSON, ProblemCode
 from service.http.searches import GUNICORN_SOCKET, POOL_METRICS, client_gone
 from service.http.wire import state_to_json
-from service.solver.pool import Refusal, Search, shared_pool
+from service.solver.pool import Refusal, Search, SolverPool, shared_pool
 from tests.app_settings import settings_for_tests
 from tests.ops.servers import Backend, child_pids, http_get, wait_for
 
@@ -69,21 +70,31 @@ def waiting_search(game: Any, release: threading.Event) -> None:
     assert release.wait(10)
 
 
-@pytest.fixture()
-def full_app() -> Iterator[Flask]:
-    """An app whose solver pool is full: its one place runs a search that waits for the
-    test, and its queue has no place."""
-    app = create_app(settings_for_tests(SOLVER_PROCESSES="0", SOLVER_QUEUE="0", SOLVER_MAX_SECONDS="2"))
+@contextlib.contextmanager
+def held_place(queue: str) -> Iterator[tuple[Flask, SolverPool]]:
+    """An app whose solver pool's one place runs a search that waits for the test (its
+    queue has ``queue`` places), and that pool; the search ends when the block does."""
+    app = create_app(settings_for_tests(SOLVER_PROCESSES="0", SOLVER_QUEUE=queue, SOLVER_MAX_SECONDS="2"))
     solver = settings_of(app).solver
     pool = shared_pool(solver.processes, solver.queue, POOL_METRICS)
     release = threading.Event()
     holder = threading.Thread(target=pool.run, args=(Search(waiting_search, get_game("penguin"), (release,), 2),))
     holder.start()
-    while pool.counts() != (1, 0):
-        time.sleep(0.005)
-    yield app
-    release.set()
-    holder.join(5)
+    try:
+        while pool.counts() != (1, 0):
+            time.sleep(0.005)
+        yield app, pool
+    finally:
+        release.set()
+        holder.join(5)
+
+
+@pytest.fixture()
+def full_app() -> Iterator[Flask]:
+    """An app whose solver pool is full: its one place runs a search that waits for the
+    test, and its queue has no place."""
+    with held_place(queue="0") as (app, _):
+        yield app
 
 
 @pytest.mark.parametrize(("path", "body"), search_requests(), ids=SEARCH_OPERATIONS)
@@ -105,15 +116,7 @@ def test_a_full_pool_answers_503_at_once(full_app: Flask, path: str, body: dict[
 def test_a_search_whose_client_left_is_not_counted_as_overload(monkeypatch: pytest.MonkeyPatch) -> None:
     """Queued behind a running search, the client leaves: 503 ``client-gone``, counted only
     as that refusal, never as ``solver-busy`` overload."""
-    app = create_app(settings_for_tests(SOLVER_PROCESSES="0", SOLVER_QUEUE="1", SOLVER_MAX_SECONDS="2"))
-    solver = settings_of(app).solver
-    pool = shared_pool(solver.processes, solver.queue, POOL_METRICS)
-    release = threading.Event()
-    holder = threading.Thread(target=pool.run, args=(Search(waiting_search, get_game("penguin"), (release,), 2),))
-    holder.start()
-    try:
-        while pool.counts() != (1, 0):
-            time.sleep(0.005)
+    with held_place(queue="1") as (app, pool):
         monkeypatch.setattr(searches, "client_gone", lambda wsgi: lambda: True)
 
         def count(reason: Refusal) -> float:
@@ -126,9 +129,6 @@ def test_a_search_whose_client_left_is_not_counted_as_overload(monkeypatch: pyte
         assert "Retry-After" not in r.headers
         assert (count(Refusal.CLIENT_GONE), count(Refusal.QUEUE_FULL)) == (gone_before + 1, full_before)
         assert pool.counts() == (1, 0)
-    finally:
-        release.set()
-        holder.join(5)
 
 
 @pytest.mark.slow
