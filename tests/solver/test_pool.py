@@ -411,10 +411,21 @@ def test_solver_processes_yield_the_cpu_to_play(pool: SolverPool) -> None:
     if hasattr(os, "SCHED_IDLE"):
         assert os.sched_getscheduler(pid) == os.SCHED_IDLE
     assert os.getsid(pid) == pid != os.getsid(0)  # a session of its own
-    autogroup = Path(f"/proc/{pid}/autogroup")  # "/autogroup-<n> nice <n>", where the kernel has them
-    if autogroup.exists():
-        assert autogroup.read_text().split()[-1] == str(SOLVER_NICENESS)
-        assert autogroup.read_text().split()[0] != Path("/proc/self/autogroup").read_text().split()[0]
+    solver_group, own_group = autogroup_of(pid), autogroup_of(os.getpid())
+    if solver_group is not None:
+        assert solver_group[1] == SOLVER_NICENESS
+        assert own_group is None or own_group[0] != solver_group[0]
+
+
+def autogroup_of(pid: int) -> tuple[str, int] | None:
+    """The process's scheduling autogroup and its niceness, or None where it has none.
+
+    The kernel prints "/autogroup-<n> nice <n>" for a process in an autogroup, and nothing
+    for one that is not (autogroups disabled, or a task group of a cgroup, as in containers).
+    """
+    path = Path(f"/proc/{pid}/autogroup")
+    fields = path.read_text().split() if path.exists() else []
+    return (fields[0], int(fields[-1])) if fields else None
 
 
 # --- CPUs of their own (SOLVER_CPUS) ----------------------------------------------------------
