@@ -30,7 +30,7 @@ import time
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from service.engine.core import Game, Move, State
 
@@ -38,6 +38,26 @@ MoveLike = tuple[int, int, int, int]  # a Move, or a plain tuple of its fields (
 # A search node: the engine's State, or a plug-in's own compact form of it (Strategy.start).
 Node = Any
 Child = tuple[tuple[MoveLike, ...], Node]
+# What a compiled pass answers (see NativeSearch): the values of Outcome and StopReason,
+# the positions visited, the solution's steps after the root's automatic moves, and the
+# positions a depth-first solution runs through when it is longer than long_path (else None).
+NativeAnswer = tuple[str, str | None, int, list[tuple[MoveLike, ...]], list[Node] | None]
+
+
+class NativeSearch(Protocol):
+    """A plug-in's compiled form of :func:`depth_first_pass` and :func:`best_first`: the
+    same search, position for position and move for move, as those passes over the
+    plug-in's Python methods (which stay the reference its tests compare it with)."""
+
+    def depth_first(self, root: Node, deadline: float, max_states: int, max_depth: int, long_path: int) -> NativeAnswer:
+        """:func:`depth_first_pass` from ``root`` (``max_depth`` 0: no bound)."""
+        ...
+
+    def best_first(self, root: Node, deadline: float, max_states: int, max_open: int) -> NativeAnswer:
+        """:func:`best_first` from ``root``, keeping at most ``max_open`` open positions."""
+        ...
+
+
 # Best-first keeps whole positions open (about 1 KB each): past this many, the worst
 # half is dropped (and the search can no longer prove a loss).
 MAX_OPEN_NODES = 100_000
@@ -141,6 +161,10 @@ class Strategy:
         "it prefers moves to a foundation, then moves that empty their pile, then the "
         "others; moves into an empty pile, and deals or redeals, come last"
     )
+
+    #: The compiled passes, when the plug-in has them (:class:`NativeSearch`); the
+    #: search core then runs them instead of its Python loops.
+    native: NativeSearch | None = None
 
     def __init__(self, game: Game, root: State) -> None:
         self.game = game
@@ -296,10 +320,18 @@ def depth_first_pass(
     """One depth-first pass; with ``max_depth``, lines longer than that are cut, and a
     pass that cut one and found nothing answers unknown, stopped by "depth"."""
     deadline = started + limits.max_seconds
+    max_states = max(1, limits.max_states)
+    if strategy.native is not None:
+        outcome, stop, states, line_steps, line_nodes = strategy.native.depth_first(
+            root, deadline, max_states, max_depth or 0, strategy.long_path
+        )
+        line = [first, *line_steps]
+        if line_nodes is not None:
+            line = shorten(strategy, line_nodes, line, deadline)
+        return native_result(outcome, stop, states, line, started)
     key = strategy.key
     is_won = strategy.is_won
     visited = {key(root)}
-    max_states = max(1, limits.max_states)
     stack: list[Iterator[Child]] = [strategy.children(root)]
     path: list[tuple[MoveLike, ...]] = [first]
     nodes: list[Node] = [root]  # the positions path leads through (to shorten it)
@@ -390,8 +422,11 @@ def best_first(
     """Greedy best-first: always expand the open node with the lowest score. Each key
     records its parent and the moves from it, to rebuild the solution."""
     deadline = started + limits.max_seconds
-    key, score, is_won = strategy.key, strategy.score, strategy.is_won
     max_states = max(1, limits.max_states)
+    if strategy.native is not None:
+        outcome, stop, states, line_steps, _ = strategy.native.best_first(root, deadline, max_states, MAX_OPEN_NODES)
+        return native_result(outcome, stop, states, [first, *line_steps], started)
+    key, score, is_won = strategy.key, strategy.score, strategy.is_won
     k0 = key(root)
     parent: dict[Hashable, tuple[Hashable, tuple[MoveLike, ...]]] = {k0: (None, first)}
     heap: list[tuple[float, int, Hashable, Node]] = [(score(root), 0, k0, root)]
@@ -427,6 +462,21 @@ def best_first(
     if pruned:
         return SolveResult.unknown(StopReason.MEMORY, len(parent), started)
     return SolveResult.unsolvable(len(parent), started)
+
+
+def native_result(
+    outcome: str, stop: str | None, states: int, path: list[tuple[MoveLike, ...]], started: float
+) -> SolveResult:
+    """The :class:`SolveResult` of a compiled pass's answer (``path``: every step, the
+    root's automatic moves first)."""
+    result = Outcome(outcome)
+    if result is Outcome.SOLVED:
+        return SolveResult.solved([Move(*m) for step in path for m in step], states, started)
+    if result is Outcome.UNSOLVABLE:
+        return SolveResult.unsolvable(states, started)
+    if stop is None:
+        raise ValueError("a compiled pass answered unknown without saying why")
+    return SolveResult.unknown(StopReason(stop), states, started)
 
 
 def verify(game: Game, state: State, moves: list[Move]) -> bool:

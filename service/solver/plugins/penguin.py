@@ -52,7 +52,14 @@ from service.engine.penguin import DECK_SIZE, PenguinFamily
 
 from ..search import Child, MoveLike, SearchPlan, Strategy
 
+try:  # the compiled search (_penguin_native.c), built by `make`; the Python search otherwise
+    from . import _penguin_native
+except ImportError:  # pragma: no cover - a checkout nobody built (tests/solver/test_native_build.py fails then)
+    _penguin_native = None  # type: ignore[assignment]
+
 MOVE = int(Action.MOVE)
+# The family's ``runs`` option as _penguin_native.c's codes.
+RUNS_CODES = {"whole": 0, "single": 1, "free-cell-limit": 2}
 Piles = tuple[bytes, ...]
 FIRST = itemgetter(0)
 
@@ -119,7 +126,9 @@ class PenguinStrategy(Strategy):
         "the cells last, those that dig towards the cards the foundations want next first"
     )
 
-    def __init__(self, game: PenguinFamily, root: State) -> None:
+    def __init__(self, game: PenguinFamily, root: State, native: bool = True) -> None:
+        """``native``: run the compiled passes when they are built (False: the Python
+        search, the reference they are tested against)."""
         super().__init__(game, root)
         base = game.base_rank(root)
         self.F = tuple(game.F)
@@ -160,6 +169,27 @@ class PenguinStrategy(Strategy):
         # One card at a time makes deep dead ends common: after half the time, a
         # best-first search takes a second, different look.
         self.plan = SearchPlan.DEPTH_THEN_BEST_FIRST if game.runs == "single" else SearchPlan.DEPTH_FIRST
+        if native and _penguin_native is not None:
+            self.native = self._compiled()
+
+    def _compiled(self) -> _penguin_native.Searcher:
+        """The compiled passes, given this search's tables (so no rule is restated in C)."""
+
+        def table(values: list[int]) -> bytes:
+            return bytes(v & 0xFF for v in values)  # -1 and NO_CARD read back as signed bytes
+
+        return _penguin_native.Searcher(
+            layout=(self.f0, self.c0, self.t0, self.ncells),
+            rel=table(self.rel),
+            up=table(self.up),
+            down=table(self.down),
+            empty_takes=bytes(map(bool, self.empty_takes)),
+            base_cards=bytes(self.base_cards),
+            run_limits=[v for by_empty in self.run_limits for pair in by_empty for v in pair],
+            runs=RUNS_CODES[self.runs],
+            any_empty=self.any_empty,
+            move_action=MOVE,
+        )
 
     # --- keys and safe moves ----------------------------------------------------------
     def start(self) -> Piles:
