@@ -31,10 +31,11 @@ def family_game(gid: str) -> PenguinFamily:
 
 
 class _Recording(PenguinStrategy):
-    """The same strategy, keeping the nodes the search expands."""
+    """The same strategy, keeping the nodes the search expands (the Python search: the
+    compiled one expands its nodes in C, tests/solver/test_penguin_native.py)."""
 
     def __init__(self, game: PenguinFamily, root: State, into: list[Piles]) -> None:
-        super().__init__(game, root)
+        super().__init__(game, root, native=False)
         self._into = into
 
     def children(self, piles: Piles) -> Iterator[Child]:
