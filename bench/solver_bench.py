@@ -7,7 +7,10 @@ Solver (the field's best solver for these games) runs on the same deals in the s
 run, and the ratios of our mean and median to its are printed.
 
     .venv/bin/python -m bench.solver_bench --deals 1-1000 --seconds 10
-    .venv/bin/python -m bench.solver_bench --games forty-thieves --deals 1-50 --seconds 10
+    .venv/bin/python -m bench.solver_bench --games forty-thieves --deals-for forty-thieves=1-50
+
+Forty Thieves takes deals 1-200 unless ``--deals-for`` says otherwise (at up to 10 s a
+deal). At the end, a table of every game against issue 14's targets (:data:`TARGETS`).
 
 Not run by ``make test``. Installs Freecell Solver itself (bench/fcs_baseline.py)
 unless ``--no-fcs`` is given.
@@ -76,6 +79,16 @@ class Tally:
         }
 
 
+# Issue 14's targets, per kind of game: the Penguin family against Freecell Solver in the
+# same run (decide as many deals, mean at most 1.0x its mean, median at most 3x its
+# median), Forty Thieves (decide 80% of the deals), every other game (decide 99%, median
+# under 0.2 s).
+FCS_MEAN_RATIO, FCS_MEDIAN_RATIO = 1.0, 3.0
+FORTY_THIEVES_DECIDED = 0.80
+OTHERS_DECIDED, OTHERS_MEDIAN_S = 0.99, 0.2
+DEFAULT_DEALS_FOR = ("forty-thieves=1-200",)
+
+
 def parse_range(text: str) -> range:
     a, _, b = text.partition("-")
     return range(int(a), int(b or a) + 1)
@@ -139,6 +152,47 @@ def fmt(row: dict[str, object]) -> str:
     return line
 
 
+def verdict(row: dict[str, object]) -> str:
+    """Whether ``row`` meets its kind's target (see the constants above), and by what."""
+    o = row["ours"]
+    assert isinstance(o, dict)
+    decided = o["decided"] / max(1, o["deals"])
+    t = row.get("fcs")
+    if isinstance(t, dict):
+        mean_ratio, median_ratio = row["mean_ratio"], row["median_ratio"]
+        assert isinstance(mean_ratio, float) and isinstance(median_ratio, float)
+        ok = o["decided"] >= t["decided"] and mean_ratio <= FCS_MEAN_RATIO and median_ratio <= FCS_MEDIAN_RATIO
+        return f"{'met' if ok else 'MISSED'} (decided >= fc-solve's, mean <= {FCS_MEAN_RATIO}x, median <= {FCS_MEDIAN_RATIO}x)"
+    if row["game"] == "forty-thieves":
+        ok = decided >= FORTY_THIEVES_DECIDED
+        return f"{'met' if ok else 'MISSED'} (decided >= {FORTY_THIEVES_DECIDED:.0%})"
+    ok = decided >= OTHERS_DECIDED and o["median_s"] < OTHERS_MEDIAN_S
+    return f"{'met' if ok else 'MISSED'} (decided >= {OTHERS_DECIDED:.0%}, median < {OTHERS_MEDIAN_S} s)"
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    """Every game's figures as one Markdown table, with its target's verdict."""
+    lines = [
+        "| game | deals | decided (solved / unsolvable / unknown) | ours mean / median ms "
+        "| Freecell Solver decided, mean / median ms | ratio mean / median | target |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        o = row["ours"]
+        assert isinstance(o, dict)
+        deals = f"{row['first_deal']}-{row['last_deal']}"
+        ours = f"{o['decided']} ({o['solved']} / {o['unsolvable']} / {o['unknown']})"
+        times = f"{o['mean_s'] * 1000:.2f} / {o['median_s'] * 1000:.2f}"
+        t = row.get("fcs")
+        if isinstance(t, dict):
+            theirs = f"{t['decided']}, {t['mean_s'] * 1000:.2f} / {t['median_s'] * 1000:.2f}"
+            ratio = f"{row['mean_ratio']:.2f}x / {row['median_ratio']:.2f}x"
+        else:
+            theirs = ratio = "-"
+        lines.append(f"| {row['game']} | {deals} | {ours} | {times} | {theirs} | {ratio} | {verdict(row)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", default=",".join(game_ids()), help="comma-separated game ids (default: all)")
@@ -148,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         "--max-states", default=read_settings().solver.max_states, type=int,
         help="per-deal position limit (default: the service's, SOLVER_MAX_STATES)",
     )
+    ap.add_argument(
+        "--deals-for", action="append", metavar="GAME=RANGE",
+        help=f"another deal range for one game (repeatable; default: {', '.join(DEFAULT_DEALS_FOR)})",
+    )
     ap.add_argument("--no-fcs", action="store_true", help="skip Freecell Solver")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
@@ -155,13 +213,20 @@ def main(argv: list[str] | None = None) -> int:
         from bench.fcs_baseline import ensure_installed
 
         ensure_installed()
+    deals_for = {}
+    for item in args.deals_for or DEFAULT_DEALS_FOR:
+        gid, _, text = item.partition("=")
+        deals_for[gid] = parse_range(text)
     rows = []
     for gid in args.games.split(","):
         started = time.monotonic()
-        row = bench_game(gid, args.deals, args.seconds, args.max_states, not args.no_fcs)
+        deals = deals_for.get(gid, args.deals)
+        row = bench_game(gid, deals, args.seconds, args.max_states, not args.no_fcs)
         row["wall_s"] = time.monotonic() - started
+        row["first_deal"], row["last_deal"] = deals.start, deals.stop - 1
         rows.append(row)
         print(fmt(row), flush=True)
+    print(table(rows))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
