@@ -45,6 +45,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Hashable, Iterator
 from operator import itemgetter
+from typing import Any
 
 from service.engine.cards import ALL_CARDS, CARD_SLOTS, SUIT_OF, make_card
 from service.engine.core import Action, Move, State
@@ -60,6 +61,10 @@ except ImportError:  # pragma: no cover - a checkout nobody built (tests/solver/
 MOVE = int(Action.MOVE)
 # The family's ``runs`` option as _penguin_native.c's codes.
 RUNS_CODES = {"whole": 0, "single": 1, "free-cell-limit": 2}
+# Compiled searchers by (game, options, base rank), and how many are kept (option mixes
+# a client sends are many, but each searcher is a few hundred bytes).
+_SEARCHERS: dict[tuple[object, ...], Any] = {}
+MAX_SEARCHERS = 1024
 Piles = tuple[bytes, ...]
 FIRST = itemgetter(0)
 
@@ -170,7 +175,18 @@ class PenguinStrategy(Strategy):
         # best-first search takes a second, different look.
         self.plan = SearchPlan.DEPTH_THEN_BEST_FIRST if game.runs == "single" else SearchPlan.DEPTH_FIRST
         if native and _penguin_native is not None:
-            self.native = self._compiled()
+            self.native = self._searcher()
+
+    def _searcher(self) -> _penguin_native.Searcher:
+        """The compiled passes for this game and base rank: made once, then shared (a
+        Searcher holds only the tables, so searches in several threads may share one)."""
+        key = (self.game.id, tuple(sorted(self.game.options.items())), self.base)
+        searcher = _SEARCHERS.get(key)
+        if searcher is None:
+            if len(_SEARCHERS) >= MAX_SEARCHERS:
+                _SEARCHERS.clear()
+            searcher = _SEARCHERS[key] = self._compiled()
+        return searcher
 
     def _compiled(self) -> _penguin_native.Searcher:
         """The compiled passes, given this search's tables (so no rule is restated in C)."""
