@@ -8,6 +8,11 @@ hashing bytes is what makes keys and children cheap. Every move it makes is one 
 engine lists (tests/solver/test_penguin_strategy.py replays children through the
 engine; ``verify`` replays every solution).
 
+The search core runs this strategy's passes compiled (``_penguin_native.c``, given the
+tables built here) when the extension is built: the same positions in the same order
+and the same moves as the Python methods below, which stay the reference
+(tests/solver/test_penguin_native.py compares the two).
+
 Pruning, each sound (it never hides a solution):
 
 - **Safe foundation moves.** Any card that is the next card of its suit's foundation
