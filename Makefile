@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test test-quick lint typecheck openapi bench venv clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator
+.PHONY: run test test-quick lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator
 
 # A venv in $(1) with the pinned packages of $(2), marked installed (Debian's Python and
 # python3-venv first, when the machine has no Python).
@@ -22,19 +22,37 @@ $(VENV)/.installed: requirements.lock
 
 venv: $(VENV)/.installed
 
-run: venv
+# The compiled Penguin search (issue 14): setup.py builds the C extension in place, named
+# with the venv's Python's extension suffix (another Python never loads it), again when
+# its source, setup.py or the venv changes. Only the venv can tell that suffix, so `native`
+# asks it and makes the module by that name in a sub-make. The compiler, the C library's
+# headers and Python's come from Debian when the venv's compiler cannot yet compile
+# `#include <Python.h>`.
+NATIVE_SRC := service/solver/plugins/_penguin_native.c
+NATIVE_PROBE := $(PY) -c 'import sysconfig as s; print(s.get_config_var("CC"), "-I" + s.get_paths()["include"])'
+
+native: venv
+	@$(MAKE) --no-print-directory "$(NATIVE_SRC:.c=)$$($(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+
+$(NATIVE_SRC:.c=).%.so: $(NATIVE_SRC) setup.py $(VENV)/.installed
+	@echo '#include <Python.h>' | $$($(NATIVE_PROBE)) -fsyntax-only -x c - 2>/dev/null \
+		|| (apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev)
+	$(PY) -W ignore setup.py -q build_ext --inplace --force
+	touch $@
+
+run: venv native
 	$(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py service.wsgi:app
 
 lint: venv
 	$(PY) -m ruff check service tests bench
 	$(PY) -m mypy
 
-test: venv lint
+test: venv native lint
 	$(PY) -m pytest -q
 
 # The developer's loop: everything but the tests marked slow (load balancer, browser,
 # long solver and contract runs); `make test` still runs them all.
-test-quick: venv lint
+test-quick: venv native lint
 	$(PY) -m pytest -q -m "not slow"
 
 openapi: venv
@@ -94,15 +112,17 @@ contract-lint-spectral: $(CLIENTS_NPM)
 contract-lint-validator: $(CLIENTS_PY)
 	$(CLIENTS_VENV)/bin/openapi-spec-validator openapi.yaml
 
-bench: venv
+bench: venv native
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.http_bench
 	$(PY) -m bench.state_protection_bench
 	$(PY) -m bench.http_load_bench
 	$(PY) -m bench.solver_bench
 	$(PY) -m bench.position_cost
+	$(PY) -m bench.compiled_candidates
 	$(PY) -m bench.solve_contention_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf build $(NATIVE_SRC:.c=).*.so
 	rm -rf clients/generated clients/node_modules $(CLIENTS_VENV)

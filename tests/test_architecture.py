@@ -33,8 +33,11 @@ def module_name(path: Path) -> str:
 
 
 def source_files() -> dict[str, Path]:
-    """Every module of the package by dotted name."""
-    return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
+    """Every module of the package by dotted name; a compiled module (a C extension) by
+    its type stub, the ``.pyi`` file that stands for it."""
+    found = {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.pyi"))}
+    found.update({module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))})
+    return found
 
 
 def imported_names(name: str, path: Path, modules: set[str]) -> set[str]:

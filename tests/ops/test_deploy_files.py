@@ -82,12 +82,24 @@ def test_dockerfile_runs_gunicorn_unprivileged_with_the_deploy_config() -> None:
     assert users and users[-1].split(":")[0] not in ("root", "0")
     assert re.search(r'^CMD \["gunicorn", "-c", "deploy/gunicorn.conf.py", "service.wsgi:app"\]', text, flags=re.M)
     assert "HEALTHCHECK" in text and "/healthz" in text
-    # Everything the image copies from the build context exists and is not .dockerignored.
-    ignore = (REPO / ".dockerignore").read_text()
+    # Everything the image copies from the build context exists and is not .dockerignored
+    # (.dockerignore excludes everything, then lets in files and folders by name).
+    let_in = re.findall(r"^!(\S+?)/?$", (REPO / ".dockerignore").read_text(), flags=re.M)
     for source in re.findall(r"^COPY (?!--from)(.+) \S+$", text, flags=re.M):
         for path in source.split():
             assert (REPO / path).exists(), path
-            assert f"!{path}" in ignore or f"!{path}/" in ignore, f"{path} is excluded by .dockerignore"
+            assert any(path == p or path.startswith(p + "/") for p in let_in), f"{path} is excluded by .dockerignore"
+
+
+def test_dockerfile_compiles_in_the_build_stage_and_ships_no_compiler() -> None:
+    """The compiled Penguin search is built (setup.py, with gcc) in a stage before the
+    last; the image itself installs nothing and takes only the venv and the built module
+    from that stage."""
+    *build_stages, final = re.split(r"^FROM ", (DEPLOY / "Dockerfile").read_text(), flags=re.M)[1:]
+    assert any(re.search(r"apt-get install .*\bgcc\b", s) and "setup.py" in s for s in build_stages)
+    assert "apt-get" not in final and "gcc" not in final
+    taken = re.findall(r"^COPY --from=build (\S+) ", final, flags=re.M)
+    assert taken == ["/opt/venv", "/src/service/solver/plugins/_penguin_native.*.so"]
 
 
 def test_compose_runs_replicas_behind_haproxy_with_the_deploy_files() -> None:
