@@ -37,9 +37,26 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def trivial_app() -> Flask:
+    """A bare Flask app: one POST route answering {"ok": true}, no hook, body unread."""
     app = Flask("baseline")
 
     @app.post("/echo")
+    def echo() -> dict[str, bool]:
+        return {"ok": True}
+
+    return app
+
+
+HOOKS_PATH = "/bench/echo"  # outside /v1: not part of the API (and never in the real app)
+
+
+def hooks_app() -> Flask:
+    """The service's app (settings from the environment) with one more POST route that
+    answers {"ok": true}: a request to it goes through every hook of the service (request
+    id, metrics, CORS, the strict body read and parse) and no view of it."""
+    app = create_app()
+
+    @app.post(HOOKS_PATH)
     def echo() -> dict[str, bool]:
         return {"ok": True}
 

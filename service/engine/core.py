@@ -15,6 +15,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
+from itertools import chain
 from typing import Any, ClassVar, NamedTuple
 
 from .cards import Card, format_card
@@ -237,6 +238,7 @@ class Game:
             refs.extend((g.name, i) for i in range(g.count))
             start += g.count
         self.pile_refs = tuple(refs)
+        self._ref_texts = tuple(f"{name}:{i}" for name, i in refs)  # what ref() answers, made once
         self.group_of: tuple[str, ...] = tuple(name for name, _ in refs)
         # The piles a player sees only as backs: what sealed states hide and what a
         # player-knowledge search must guess.
@@ -244,6 +246,7 @@ class Game:
             p for g in self.groups if g.face_down for p in self.group_range(g.name)
         )
         self._deck_counts = Counter(self.deck())
+        self._sorted_deck = sorted(self.deck())  # a position's cards, sorted, when the deck is whole
 
     # --- description -----------------------------------------------------------
     @classmethod
@@ -275,8 +278,7 @@ class Game:
 
     def ref(self, pile: int) -> str:
         """``'tableau:3'`` for a flat pile index."""
-        name, i = self.pile_refs[pile]
-        return f"{name}:{i}"
+        return self._ref_texts[pile]
 
     def rules_description(self) -> str:
         return f"{self.rules_text.strip()}\n\nAutoplay (\"safe\"): {self.autoplay_rule}"
@@ -324,9 +326,10 @@ class Game:
     def check_move(self, state: State, move: Move, legal: list[Move] | None = None) -> Rejection | None:
         """None when ``move`` is legal in ``state``, else the rule that forbids it.
 
-        ``legal`` may pass ``legal_moves(state)`` when the caller has it already.
+        ``legal`` may pass ``legal_moves(state)`` when the caller has it already; without
+        it, :meth:`is_legal` answers (a game may answer it without listing every move).
         """
-        if move in (self.legal_moves(state) if legal is None else legal):
+        if self.is_legal(state, move) if legal is None else move in legal:
             return None
         if self.is_won(state):
             return Rejection("game-over", "the game is already won: no move is left to make")
@@ -425,6 +428,8 @@ class Game:
     def _deck_problems(self, state: State) -> list[Problem]:
         """Cards not in the deck, or more often than the deck holds them (pointing at
         the extra copy), then cards missing."""
+        if sorted(chain.from_iterable(state.piles)) == self._sorted_deck:
+            return []  # every card as often as the deck holds it: the common case, in one sort
         problems: list[Problem] = []
         seen: Counter[Card] = Counter()
         for pile in state.piles:

@@ -3,7 +3,7 @@ OpenAPI document's header and shared components."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from apispec import APISpec
@@ -129,10 +129,37 @@ OPENAPI_CONFIG: dict[str, Any] = {
 }
 
 
+class ServiceFlask(Flask):
+    """Flask, remembering which functions :meth:`ensure_sync` found synchronous.
+
+    Flask asks it of every hook and view on every request, and flask-smorest's decorators
+    once more per layer (a view here has up to nine), each time inspecting the function
+    anew; the answer for a function never changes. Async functions are not remembered
+    (Flask wraps them anew, as it always did); nor is anything past
+    :data:`MAX_SYNC_FUNCTIONS` (the app's functions are a fixed set, far fewer)."""
+
+    MAX_SYNC_FUNCTIONS = 4096
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync_functions: set[Callable[..., Any]] = set()
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            if func in self._sync_functions:
+                return func
+        except TypeError:  # unhashable: asked anew
+            return super().ensure_sync(func)
+        sync = super().ensure_sync(func)
+        if sync is func and len(self._sync_functions) < self.MAX_SYNC_FUNCTIONS:
+            self._sync_functions.add(func)
+        return sync
+
+
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the WSGI app with ``settings`` (default: read from the environment)."""
     settings = settings if settings is not None else read_settings()
-    app = Flask("service")
+    app = ServiceFlask("service")
     attach_settings(app, settings)
     app.config.update(OPENAPI_CONFIG, MAX_CONTENT_LENGTH=settings.http.max_body_bytes)
     app.json.sort_keys = False  # type: ignore[attr-defined]

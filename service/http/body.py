@@ -50,6 +50,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from .app_settings import current_settings
 from .problems import UNSUPPORTED_MEDIA_TYPE_DETAIL, ApiError, ProblemCode
+from .request_context import current_request
 
 MAX_JSON_DEPTH = 32
 MAX_NUMBER_CHARS = 100
@@ -232,15 +233,16 @@ def check_media_type(request: flask.Request, data: bytes) -> None:
 def read_request_body() -> None:
     """``before_request``: check the encoding, read the body whole and bounded, refuse a
     POST body that is not JSON, and parse it if it is JSON (kept for :func:`json_body`)."""
-    wsgi_env = flask.request.environ
+    request = current_request()
+    wsgi_env = request.environ
     check_content_encoding(wsgi_env)
     data = read_body(wsgi_env, current_settings().http.max_body_bytes)
-    check_media_type(flask.request, data)
+    check_media_type(request, data)
     wsgi_env["wsgi.input"] = io.BytesIO(data)
     wsgi_env["CONTENT_LENGTH"] = str(len(data))
     wsgi_env.pop("HTTP_TRANSFER_ENCODING", None)
-    flask.request.__dict__.pop("content_length", None)  # a cached value from before
-    if core.is_json(flask.request.mimetype) and data:
+    request.__dict__.pop("content_length", None)  # a cached value from before
+    if data and core.is_json(request.mimetype):
         wsgi_env[JSON_BODY_KEY] = parse_json(data)
 
 

@@ -13,8 +13,9 @@ from typing import Any
 from flask import Response, jsonify
 from werkzeug.routing import BaseConverter
 
-from service.engine.core import Action, Event, EventKind, Game, Move, RulesError, State
-from service.engine.registry import GAME_CLASSES, UnknownGame, get_game
+from service.engine.core import Event, EventKind, Game, Move, RulesError, State
+from service.engine.registry import GAME_CLASSES, get_game
+from service.settings import StateProtectionSettings
 from service.solver import first_winnable_deal
 from service.solver.pool import Search
 
@@ -38,7 +39,7 @@ from .schemas import (
 from .searches import run_search
 from .state_protection import Position, answer_events, answer_state, deal_seeds, dealt_position, read_position
 from .wire import (
-    ACTION_NAMES,
+    CARD_MOVE,
     IllegalMoveError,
     NotationError,
     describe_game,
@@ -98,23 +99,29 @@ POSITION_LINKS: dict[str, Any] = {
 RANDOM_DEAL_LIMIT = 10**9  # a deal the service picks itself stays exact in any JSON parser
 
 
+def require_game(game_id: str) -> None:
+    """404 ``unknown-game`` unless a game has the id the path names."""
+    if game_id not in GAME_CLASSES:
+        raise ApiError(ProblemCode.UNKNOWN_GAME, f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}")
+
+
 def game_or_404(game_id: str, options: Mapping[str, Any] | None = None) -> Game:
     """The game a path names, with a request's options (404 or 422 problems if not)."""
+    require_game(game_id)
     try:
         return get_game(game_id, options)
-    except UnknownGame:
-        raise ApiError(
-            ProblemCode.UNKNOWN_GAME, f"no game {game_id!r}; games: {', '.join(GAME_CLASSES)}"
-        ) from None
     except RulesError as e:
         raise ApiError(ProblemCode.INVALID_OPTIONS, str(e), [("/" + e.where, str(e))]) from None
 
 
-def read_state(game_id: str, data: Mapping[str, Any], where: str = "/state") -> Position:
+def read_state(
+    game_id: str, data: Mapping[str, Any], protection: StateProtectionSettings | None = None, where: str = "/state"
+) -> Position:
     """The position a request's state holds (404 for an unknown game; 403 for a state the
-    server's protection mode refuses; 422 for one that cannot be read or reached)."""
-    game_or_404(game_id)
-    return read_position(current_settings().state, game_id, data, where)
+    server's protection mode refuses; 422 for one that cannot be read or reached), under
+    ``protection`` (default: the app's)."""
+    require_game(game_id)
+    return read_position(current_settings().state if protection is None else protection, game_id, data, where)
 
 
 def json_answer(payload: dict[str, Any]) -> Response:
@@ -124,12 +131,12 @@ def json_answer(payload: dict[str, Any]) -> Response:
     return jsonify(payload)
 
 
-def position_answer(position: Position) -> dict[str, Any]:
+def position_answer(position: Position, protection: StateProtectionSettings) -> dict[str, Any]:
     """A position as answers carry it: the state, its legal moves and its status."""
     game, state, _ = position
     moves = game.legal_moves(state)
     return {
-        "state": answer_state(current_settings().state, position),
+        "state": answer_state(protection, position),
         "legal_moves": [move_to_json(game, m) for m in moves],
         "status": game.status(state, moves).value,
     }
@@ -138,11 +145,10 @@ def position_answer(position: Position) -> dict[str, Any]:
 def read_move(game: Game, data: Mapping[str, Any]) -> Move:
     """The move a request sent (422 if unreadable, 409 if it names a pile the game lacks)."""
     move = dict(data)
-    card_move = ACTION_NAMES[Action.MOVE]
-    if move.get("action") == card_move and ("from" not in move or "to" not in move):
+    if move.get("action") == CARD_MOVE and ("from" not in move or "to" not in move):
         raise ApiError(
             ProblemCode.INVALID_MOVE, "a card move names its `from` and `to` piles",
-            [("/move", f"`from` and `to` are required for action {card_move!r}")],
+            [("/move", f"`from` and `to` are required for action {CARD_MOVE!r}")],
         )
     try:
         return move_from_json(game, move)
@@ -213,8 +219,9 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
     deal = body.get("deal")
     if deal is None:
         deal = 1 + secrets.randbelow(RANDOM_DEAL_LIMIT)
-    dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(current_settings().state, game, deal)
-    return json_answer({"deal": format_deal(dealt.deal), **position_answer(dealt)})
+    protection = current_settings().state
+    dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(protection, game, deal)
+    return json_answer({"deal": format_deal(dealt.deal), **position_answer(dealt, protection)})
 
 
 def winnable_deal(game: Game, start: int) -> Position:
@@ -259,17 +266,18 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     The answer carries the new position (its state, legal moves and status) and the events
     that led to it, automatic moves included. An unreadable move answers 422
     `invalid-move`."""
-    game, state, deal = read_state(game_id, body["state"])
+    protection = current_settings().state
+    game, state, deal = read_state(game_id, body["state"], protection)
     move = read_move(game, body["move"])
-    rejection = game.check_move(state, move, game.legal_moves(state))
+    rejection = game.check_move(state, move)
     if rejection:
         raise ApiError(ProblemCode.ILLEGAL_MOVE, rejection.detail, rule=rejection.rule)
     state, events = game.play(state, move)
     if body.get("autoplay") == Autoplay.SAFE:
         state = autoplay(game, state, events)
     return json_answer({
-        **position_answer(Position(game, state, deal)),
-        "events": answer_events(current_settings().state, game, state, events),
+        **position_answer(Position(game, state, deal), protection),
+        "events": answer_events(protection, game, state, events),
     })
 
 

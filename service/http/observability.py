@@ -24,6 +24,7 @@ import logging
 import re
 import time
 import uuid
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from werkzeug.routing import Rule
 
 from .app_settings import current_settings, settings_of
 from .problems import request_id
+from .request_context import current_g, current_request, environ_key, header_value
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # Long enough for a UUID or a W3C trace id with a prefix, short enough to log safely.
@@ -153,13 +155,18 @@ def incoming_request_id(value: str | None) -> str:
     return uuid.uuid4().hex
 
 
+REQUEST_ID_ENVIRON_KEY = environ_key(REQUEST_ID_HEADER)
+ORIGIN_ENVIRON_KEY = environ_key("Origin")
+
+
 def begin_request() -> flask.Response | None:
     """Give the request its id and start its clock; answer CORS preflights at once."""
-    flask.g.request_id = incoming_request_id(flask.request.headers.get(REQUEST_ID_HEADER))
-    flask.g.request_started = time.perf_counter()
+    request, g = current_request(), current_g()
+    g.request_id = incoming_request_id(header_value(request, REQUEST_ID_ENVIRON_KEY))
+    g.request_started = time.perf_counter()
     if (
-        flask.request.method == "OPTIONS"
-        and "Access-Control-Request-Method" in flask.request.headers
+        request.method == "OPTIONS"
+        and "Access-Control-Request-Method" in request.headers
         and current_settings().cors.allow_origins is not None
     ):
         preflight = flask.current_app.response_class(status=204)
@@ -168,26 +175,33 @@ def begin_request() -> flask.Response | None:
     return None
 
 
+@cache  # as many as request_labels has label sets: a fixed number
+def request_metrics(labels: tuple[str, str, str]) -> tuple[Any, Any]:
+    """The request counter and latency histogram of one set of labels."""
+    return HTTP_REQUESTS.labels(*labels), HTTP_LATENCY.labels(*labels)
+
+
 def finish_response(response: flask.Response) -> flask.Response:
     """Echo the request id, add CORS headers and count the request."""
-    rid = request_id()
+    request, g = current_request(), current_g()
+    rid = getattr(g, "request_id", None)
     if rid:
         response.headers[REQUEST_ID_HEADER] = rid
-    add_cors_headers(response)
-    labels = request_labels(flask.request.method, flask.request.url_rule, response.status_code)
-    HTTP_REQUESTS.labels(*labels).inc()
-    started = getattr(flask.g, "request_started", None)
+    add_cors_headers(response, request)
+    requests, latency = request_metrics(request_labels(request.method, request.url_rule, response.status_code))
+    requests.inc()
+    started = getattr(g, "request_started", None)
     if started is not None:
-        HTTP_LATENCY.labels(*labels).observe(time.perf_counter() - started)
+        latency.observe(time.perf_counter() - started)
     return response
 
 
-def add_cors_headers(response: flask.Response) -> None:
+def add_cors_headers(response: flask.Response, request: flask.Request) -> None:
     cors = current_settings().cors
     origins = cors.allow_origins
     if origins is None:
         return
-    origin = flask.request.headers.get("Origin")
+    origin = header_value(request, ORIGIN_ENVIRON_KEY)
     if "*" in origins:
         response.headers["Access-Control-Allow-Origin"] = "*"
     else:
@@ -196,7 +210,7 @@ def add_cors_headers(response: flask.Response) -> None:
             return
         response.headers["Access-Control-Allow-Origin"] = origin
     response.headers["Access-Control-Expose-Headers"] = REQUEST_ID_HEADER
-    if flask.request.method == "OPTIONS":
+    if request.method == "OPTIONS":
         response.headers["Access-Control-Allow-Methods"] = CORS_ALLOWED_METHODS
         response.headers["Access-Control-Allow-Headers"] = CORS_ALLOWED_HEADERS
         response.headers["Access-Control-Max-Age"] = str(cors.max_age)

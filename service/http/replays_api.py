@@ -162,7 +162,7 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
     game = game_or_404(game_id, body.get("options"))
     start = dealt_position(protection, game, body["deal"])
     final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
-    answer = position_answer(final)
+    answer = position_answer(final, protection)
     moves = [move_to_json(game, m) for m in played]
     return json_answer({
         **answer,

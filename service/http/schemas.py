@@ -24,14 +24,17 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any, Final
 
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
+from marshmallow import EXCLUDE, ValidationError, fields, validate
 
+from service.engine.cards import CARD_CODES
 from service.engine.core import GROUP_NAMES, Action, EventKind, Fan, GroupName, Status
 from service.engine.registry import GAME_CLASSES
 from service.settings import StateProtection
 
+from .fast_load import FastLoadSchema
 from .wire import (
     ACTION_NAMES,
+    CARD_MOVE,
     MAX_DEAL_DIGITS,
     MAX_PILE_CARDS,
     MAX_SEALED_CHARS,
@@ -118,8 +121,9 @@ class MaxEntries(validate.Validator):
         return value
 
 
-class Strict(Schema):
-    """Unknown fields are an error (marshmallow's default, stated for readers)."""
+class Strict(FastLoadSchema):
+    """Unknown fields are an error (marshmallow's default, stated for readers); loaded
+    through :class:`.fast_load.FastLoadSchema` (marshmallow's checks, less bookkeeping)."""
 
     class Meta:
         ordered = True
@@ -244,6 +248,18 @@ def options_field(**kwargs: Any) -> fields.Dict:
 
 
 CARD_RE = re.compile(CARD_PATTERN)
+# Every spelling the engine reads (each matches CARD_PATTERN): a pile of these alone needs
+# no pattern match per card.
+CARD_SPELLINGS: Final = frozenset(CARD_CODES)
+
+
+def all_card_spellings(pile: list[Any]) -> bool:
+    """Whether every item of ``pile`` is one of :data:`CARD_SPELLINGS` (one set operation;
+    False for anything else, which the pattern then judges card by card)."""
+    try:
+        return CARD_SPELLINGS.issuperset(pile)
+    except TypeError:  # an unhashable item: not a card
+        return False
 
 
 class PileGroupField(fields.Field):
@@ -265,7 +281,7 @@ class PileGroupField(fields.Field):
                 errors[i] = ["a pile is a list of cards"]
             elif len(pile) > MAX_PILE_CARDS:
                 errors[i] = [f"a pile holds at most {MAX_PILE_CARDS} cards"]
-            else:
+            elif not all_card_spellings(pile):
                 bad = {j: ["not a card (e.g. 'TH')"] for j, c in enumerate(pile) if not (isinstance(c, str) and CARD_RE.match(c))}
                 if bad:
                     errors[i] = bad
@@ -481,7 +497,6 @@ class StateSchema(StateInputSchema):
 
 
 # --- moves -----------------------------------------------------------------------------
-CARD_MOVE: Final = ACTION_NAMES[Action.MOVE]
 # What a card move may leave out on the way in although the contract requires it: a
 # missing `from` or `to` is left to the view, which answers 422 `invalid-move` saying which.
 CARD_MOVE_LENIENT: Final = ("from_", "to")
@@ -551,7 +566,7 @@ MOVE_TEXT = (
 ACTION_TEXT = "What a move does: `move` a card or run, `deal` from the stock, or `redeal`."
 
 
-class MoveSchema(Schema):
+class MoveSchema(FastLoadSchema):
     """What every move has: its ``action``, which says how the rest reads."""
 
     class Meta:
@@ -573,7 +588,9 @@ class MoveField(fields.Field):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise ValidationError("a move is an object with an `action`")
-        action = MOVE_ACTION_READER.load(value)["action"]
+        action = value.get("action")
+        if type(action) is not str or action not in MOVE_READERS:  # else MoveSchema reads it as it is
+            action = MOVE_ACTION_READER.load(value)["action"]
         lenient = CARD_MOVE_LENIENT if action == CARD_MOVE else ()
         loaded: dict[str, Any] = MOVE_READERS[action].load(value, partial=lenient)
         return loaded

@@ -124,7 +124,7 @@ SOLVE_LINKS = {
 
 @blp.route("/<game:game_id>/solve", methods=["POST"])
 @blp.doc(operationId="solve", responses={200: {"links": SOLVE_LINKS}})
-@blp.arguments(SolveRequestSchema, error_status_code=400, example=SOLVE_EXAMPLE.request)
+@blp.arguments(SolveRequestSchema(), error_status_code=400, example=SOLVE_EXAMPLE.request)
 @blp.response(200, SolveResponseSchema, example=SOLVE_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")
@@ -167,7 +167,7 @@ HINT_EXAMPLE = examples.hint_example(stats)
         {"state": "$request.body#/state", "move": "$response.body#/move"},
     ),
 }}})
-@blp.arguments(HintRequestSchema, error_status_code=400, example=HINT_EXAMPLE.request)
+@blp.arguments(HintRequestSchema(), error_status_code=400, example=HINT_EXAMPLE.request)
 @blp.response(200, HintResponseSchema, example=HINT_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(403, response="FORBIDDEN")
 @blp.alt_response(404, response="NOT_FOUND")

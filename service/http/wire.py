@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 from service.engine.cards import CARD_CODES, CardError, format_card, parse_card
@@ -52,6 +53,7 @@ MAX_SEALED_CHARS: Final = 512
 # The wire name of each action: its enum name in lower case, stated here once.
 ACTION_NAMES: Final[dict[int, str]] = {a: a.name.lower() for a in Action}
 ACTIONS_BY_NAME: Final[dict[str, Action]] = {name: Action(a) for a, name in ACTION_NAMES.items()}
+CARD_MOVE: Final = ACTION_NAMES[Action.MOVE]  # looked up once: an enum member hashes in Python
 
 
 class NotationError(ValueError):
@@ -105,14 +107,19 @@ def format_deal(deal: int) -> str:
 
 
 # --- states ----------------------------------------------------------------------------
+# Each card's text as answers write it (format_card's), looked up rather than built.
+CARD_TEXTS: Final[dict[int, str]] = {card: format_card(card) for card in CARD_CODES.values()}
+
+
 def state_to_json(game: Game, state: State, leave_out: Collection[str] = ()) -> dict[str, Any]:
     """A state as answers carry it (and clients send it back): piles by group name, but
     for the groups named in ``leave_out`` (a sealed state's face-down groups)."""
     piles: dict[str, list[list[str]]] = {g.name: [] for g in game.groups if g.name not in leave_out}
-    for p, pile in enumerate(state.piles):
-        group = piles.get(game.group_of[p])
+    text = CARD_TEXTS.__getitem__
+    for group_name, pile in zip(game.group_of, state.piles, strict=True):
+        group = piles.get(group_name)
         if group is not None:
-            group.append([format_card(c) for c in pile])
+            group.append(list(map(text, pile)))
     return {
         "format": FORMAT_VERSION,
         "game": game.id,
@@ -177,9 +184,23 @@ def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list
     if not isinstance(options, Mapping):
         raise NotationError([*problems, Problem("/options", "options is a JSON object")])
     try:
-        return get_game(game_id, options)
+        return configured_game(game_id, options)
     except RulesError as e:
         raise NotationError([*problems, Problem("/" + e.where, str(e))]) from e
+
+
+def configured_game(game_id: str, options: Mapping[str, Any]) -> Game:
+    """``get_game(game_id, options)``, remembered for the option sets states carry (their
+    options are checked once per set, not once per request)."""
+    try:  # each value's type in the key too: True and 1 are equal keys, not equal options
+        return _configured_game(game_id, tuple((name, type(value), value) for name, value in options.items()))
+    except TypeError:  # an option value that cannot be a key (the schemas refuse those)
+        return get_game(game_id, options)
+
+
+@lru_cache(maxsize=256)
+def _configured_game(game_id: str, options: tuple[tuple[str, type, Any], ...]) -> Game:
+    return get_game(game_id, {name: value for name, _, value in options})
 
 
 def read_piles(
@@ -202,33 +223,36 @@ def read_piles(
             piles.extend(given[g.name])
             continue
         group = piles_data.get(g.name)
-        where = f"/piles/{g.name}"
         if not isinstance(group, list) or len(group) != g.count:
-            problems.append(Problem(where, f"{g.name} is a list of {g.count} piles"))
+            problems.append(Problem(f"/piles/{g.name}", f"{g.name} is a list of {g.count} piles"))
             continue
         for i, pile in enumerate(group):
-            cards = read_pile(pile, f"{where}/{i}", problems)
+            cards = read_pile(pile, g.name, i, problems)
             if cards is not None:
                 piles.append(cards)
     return piles
 
 
-def read_pile(pile: Any, where: str, problems: list[Problem]) -> Pile | None:
-    """One pile's cards (None, with its problems noted, if it cannot be read). The
-    common case is one table lookup per card; only a bad pile is read card by card,
-    to say which card is wrong."""
-    if not isinstance(pile, list) or len(pile) > MAX_PILE_CARDS:
+def read_pile(pile: Any, group: str, index: int, problems: list[Problem]) -> Pile | None:
+    """Pile ``index`` of ``group``'s cards (None, with its problems noted, if it cannot be
+    read). The common case is one table lookup per card; only a bad pile is read card by
+    card, to say which card is wrong (its pointer is built only then)."""
+    shaped = isinstance(pile, list) and len(pile) <= MAX_PILE_CARDS
+    if shaped:
+        try:
+            return tuple(map(CARD_CODES.__getitem__, pile))
+        except (KeyError, TypeError):
+            pass
+    where = f"/piles/{group}/{index}"
+    if not shaped:
         problems.append(Problem(where, f"a pile is a list of at most {MAX_PILE_CARDS} cards"))
         return None
-    try:
-        return tuple(map(CARD_CODES.__getitem__, pile))
-    except (KeyError, TypeError):
-        for j, text in enumerate(pile):
-            try:
-                parse_card(text)
-            except CardError as e:
-                problems.append(Problem(f"{where}/{j}", str(e)))
-        return None
+    for j, text in enumerate(pile):
+        try:
+            parse_card(text)
+        except CardError as e:
+            problems.append(Problem(f"{where}/{j}", str(e)))
+    return None
 
 
 def read_counters(game: Game, counters_data: Any, problems: list[Problem]) -> list[int]:
@@ -290,7 +314,7 @@ def move_to_json(game: Game, move: Move) -> dict[str, Any]:
     """A move as ``legal_moves`` lists it: sent back verbatim, it reads as the same move."""
     if move.action != Action.MOVE:
         return {"action": ACTION_NAMES[move.action]}
-    return {"action": ACTION_NAMES[Action.MOVE], "from": game.ref(move.src), "to": game.ref(move.dst), "count": move.count}
+    return {"action": CARD_MOVE, "from": game.ref(move.src), "to": game.ref(move.dst), "count": move.count}
 
 
 def event_to_json(game: Game, event: Event) -> dict[str, Any]:
@@ -300,7 +324,7 @@ def event_to_json(game: Game, event: Event) -> dict[str, Any]:
         out["from"] = game.ref(event.src)
     if event.dst >= 0:
         out["to"] = game.ref(event.dst)
-    out["cards"] = [format_card(c) for c in event.cards]
+    out["cards"] = list(map(CARD_TEXTS.__getitem__, event.cards))
     if event.note:
         out["note"] = event.note
     return out
@@ -361,6 +385,7 @@ def game_actions(game: Game) -> list[str]:
 
 __all__ = [
     "ACTION_NAMES",
+    "CARD_MOVE",
     "FACE_DOWN_FIELD",
     "FORMAT_VERSION",
     "MAX_PILE_CARDS",
