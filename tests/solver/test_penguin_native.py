@@ -178,7 +178,8 @@ def test_the_compiled_search_refuses_what_is_not_a_position() -> None:
     strategy = PenguinStrategy(game, game.initial_state(1))
     assert strategy.native is not None
     root = strategy.start()
-    for bad in (root[:-1], (*root[:-1], root[-1] + root[-1][:1]), (*root[:-1], b"\x00")):
+    whole_deck_home = (b"".join(root), *([b""] * (len(root) - 1)))  # a foundation of 52 cards
+    for bad in (root[:-1], (*root[:-1], root[-1] + root[-1][:1]), (*root[:-1], b"\x00"), whole_deck_home):
         with pytest.raises(ValueError, match="root"):
             strategy.native.depth_first(bad, time.monotonic() + 1, 10, 0, 150)
     with pytest.raises(ValueError, match="layout"):

@@ -152,6 +152,7 @@ static int visited_add(Visited *v, const uint8_t *key, size_t n) {
         }
         j = (j + 1) & v->mask;
     }
+    if (v->arena.len + n + 1 > UINT32_MAX) return -1; /* offsets are 32-bit: about 60 million keys */
     if (vec_reserve(&v->arena, n + 1) || vec_reserve(&v->offsets, 1)) return -1;
     uint32_t id = (uint32_t)v->offsets.len;
     ((uint32_t *)v->offsets.p)[v->offsets.len++] = (uint32_t)v->arena.len;
@@ -1016,6 +1017,7 @@ static int read_root(const Searcher *S, PyObject *piles, Pos *p) {
         for (Py_ssize_t j = 0; j < n; j++)
             if (c[j] == 0 || c[j] >= SLOTS || S->rel[c[j]] < 0) { total = NCARDS + 1; break; }
         if (i < S->c0) {
+            if (n > NCARDS / NF) total = NCARDS + 1;
             p->fl[i - S->f0] = (uint8_t)n;
             p->ft[i - S->f0] = n ? c[n - 1] : 0;
         } else if (i < S->t0) {
