@@ -24,6 +24,38 @@ Pruning (each is sound: it never removes a position's last way to win):
   same top are interchangeable); to a space, the first empty pile.
 - **No undoing**: both searches leave out the one move that would undo a tableau move
   just made (it gives back the position before it, already seen).
+- **Lost positions** (:func:`is_lost`, :class:`_Frozen`): both searches leave out
+  the moves of a position in which some card can never move again (it never reaches
+  a foundation). Let S be a set of tableau, waste and stock cards (in each tableau
+  pile and in the waste a bottom part: a card under one of S is in S) and O a set of
+  waste and stock cards, such that every tableau pile holds a card of S, and:
+
+  - (tableau) no x of O, and no x of S that is the top one of S in its pile or the
+    waste or lies in the stock, can go on a tableau card: no copy of the card one rank
+    higher in its suit lies in the tableau not under a card of S (a copy above x in
+    x's own pile counts only if that copy could itself go on such a card, as it has to
+    leave first), or in the waste or the stock outside O (a waste card under one of S
+    is in O);
+  - (home) no such x of S can go home: for each foundation of its suit below it, some
+    rank between has no copy outside S and the foundations; with only one foundation
+    left and x's other copy above it in its own pile or the waste, that copy takes it
+    (it has to leave first, and as it goes on the same cards as x, only home);
+  - (deadlines) a card of S in the stock covers for good, once dealt, every card still
+    in the waste: so for x in the waste, or in the stock, with a card of S dealt after
+    it, both conditions count only the stock cards dealt before that card.
+
+  Then no card of S ever moves and no card of O ever enters the tableau: the first
+  move that broke this would move a card on top, so the top one of S in its pile or
+  the waste (or one just dealt), or a card of O from the waste top, and each of its
+  ways is shut (the cards it would need at home came from outside S and the
+  foundations, a copy it would go on is under a card of S or still in the waste or
+  stock, and no pile is empty: each keeps its card of S). So if S is not empty the
+  game is lost. The largest such S and O are a greatest fixpoint: all cards start in
+  both, and a card leaves when it fails a condition, until none does (a tableau pile
+  that is or could become empty frees every card: such a position is never called
+  lost). The beam passes test only the positions they keep, and only below
+  :attr:`~FortyThievesStrategy.beam_lost_below` stock cards (cost); a pass that left
+  out only lost positions still proves a loss.
 - **Order** (never pruning): foundation moves; builds from the waste; builds that
   uncover a card, the ones that empty a pile first; a deal; then moves into a space,
   and last the moves of a card off its suit's next-higher card (they only swap
@@ -55,9 +87,9 @@ score. The schedule, the weights and the shares are tuning; their measurements a
 the benchmark documentation.
 
 Soundness of the answers: "unsolvable" comes from the depth-first search once it has
-run out of positions, or from a pass that dropped nothing (:attr:`PassEnd.EXHAUSTED`:
-at every level its look-around ran dry within its budget, and every position one deal
-on was kept). Such a pass is a breadth-first search by stock level: every position
+run out of positions, or from a pass that dropped nothing but lost positions
+(:attr:`PassEnd.EXHAUSTED`: at every level its look-around ran dry within its budget,
+and every position one deal on not found lost was kept). Such a pass is a breadth-first search by stock level: every position
 reachable from the root with the same stock length is in that level's look-around
 (induction over the levels: a deal only ever goes one level down, every other move
 stays in the level), up to the pruning above, so it saw every reachable position. Any
@@ -75,7 +107,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, NamedTuple
 
-from service.engine.cards import KING, make_card, suit_of
+from service.engine.cards import CARD_SLOTS, KING, make_card, suit_of
 from service.engine.core import Action, Game, Move, State
 from service.engine.forty_thieves import (
     BELOW,
@@ -137,7 +169,7 @@ class PassEnd(StrEnum):
 
     WON = "won"  # it found a win (its moves come with it)
     DROPPED = "dropped"  # it reached its end, but dropped positions on the way: proves nothing
-    EXHAUSTED = "exhausted"  # it dropped none: it saw every reachable position, a proof of loss
+    EXHAUSTED = "exhausted"  # it dropped only lost positions: it saw every other one, a proof of loss
     TIME = "time"  # its deadline passed
     STATES = "states"  # its budget of positions ran out
 
@@ -182,6 +214,7 @@ class _Dfs:
         if self.result is not None:
             return self.result
         key, is_won, children = self.strategy.key, self.strategy.is_won, self.strategy.children
+        lost = self.strategy.lost
         visited, stack, path = self.visited, self.stack, self.path
         if len(visited) >= max_states or time.monotonic() > deadline:
             return None
@@ -196,7 +229,8 @@ class _Dfs:
                 if is_won(child):
                     self.result = Outcome.SOLVED
                     return self.result
-                stack.append(children(child, _undo(moves)))
+                # a lost position is a dead end: its line is popped at once
+                stack.append(iter(()) if lost(child) else children(child, _undo(moves)))
                 tick += 1
                 if len(visited) >= max_states or (tick & 63 == 0 and time.monotonic() > deadline):
                     return None
@@ -296,9 +330,9 @@ class _BeamRun:
                     return PassResult(_unwind(e[3]), self.seen + len(deals), PassEnd.WON, self.narrowest)
             if deals:
                 self._fit_width(deals)
-            if unexpanded or len(deals) > self.width:
-                complete = False  # positions are dropped
-            beam = self._choose(deals)
+            beam, dropped = self._choose(deals)
+            if unexpanded or dropped:
+                complete = False  # positions not lost are dropped
         return PassResult(None, self.seen, PassEnd.EXHAUSTED if complete else PassEnd.DROPPED, self.narrowest)
 
     def _look_around(self, beam: list[Entry]) -> tuple[dict[bytes, Entry], bool] | PassResult:
@@ -390,18 +424,28 @@ class _BeamRun:
         if self.width < width:
             self.narrowest = min(self.narrowest or width, self.width)
 
-    def _choose(self, deals: dict[bytes, Entry]) -> list[Entry]:
-        """The next beam: every position one deal on when they fit, else the best by
-        the score, plus the buried term when the pass has one."""
+    def _choose(self, deals: dict[bytes, Entry]) -> tuple[list[Entry], bool]:
+        """The next beam and whether positions not lost were left out of it: the best
+        positions one deal on by the score, plus the buried term when the pass has one,
+        leaving out lost ones (:func:`is_lost`), up to the width."""
         width, bury = self.width, self.plan.bury
+        level = len(next(iter(deals.values()))[2][STOCK]) if deals else 0
+        lost = self.strategy.lost if level < self.strategy.beam_lost_below else _never_lost
         if len(deals) <= width:
-            return list(deals.values())  # all kept: the order does not matter
+            return [e for e in deals.values() if not lost(e[2])], False  # the order does not matter
         if bury:
             # chosen with the buried term; kept with the plain score (the look-around's)
             buried, both = self.strategy.buried, self.plan.bury_both
-            chosen = [(e[0] + bury * buried(k, e[2][FOUNDATIONS], both), e[1], e) for k, e in deals.items()]
-            return [e for _, _, e in heapq.nsmallest(width, chosen)]
-        return heapq.nsmallest(width, deals.values())
+            ranked = [(e[0] + bury * buried(k, e[2][FOUNDATIONS], both), e[1], e) for k, e in deals.items()]
+        else:
+            ranked = [(e[0], e[1], e) for e in deals.values()]
+        heapq.heapify(ranked)
+        beam: list[Entry] = []
+        while ranked and len(beam) < width:
+            e = heapq.heappop(ranked)[2]
+            if not lost(e[2]):
+                beam.append(e)
+        return beam, bool(ranked)
 
 
 class FortyThievesStrategy(Strategy):
@@ -446,6 +490,12 @@ class FortyThievesStrategy(Strategy):
     #: left would take more than this share of its time left (never below min_width).
     pace_margin = 0.9
     min_width = 8
+    #: Whether the searches leave out positions :func:`is_lost` recognises (off: the
+    #: plain search of before, for comparisons).
+    prune_lost = True
+    #: The beam passes test only positions with fewer stock cards than this (with more,
+    #: the test seldom finds one lost and costs more than the rest of the pass).
+    beam_lost_below = 24
     #: The score's weights; a pass replaces the waste's with its own.
     weights = ScoreWeights(home=5.0, runs=2.0, waste=5.0, spaces=1.0)
 
@@ -581,6 +631,11 @@ class FortyThievesStrategy(Strategy):
 
     def is_won(self, p: Piles) -> bool:
         return sum(map(len, p[FOUNDATIONS])) == CARDS
+
+    def lost(self, p: Piles) -> bool:
+        """Whether ``p`` is recognised as lost (:func:`is_lost`, unless
+        :attr:`prune_lost` is off): both searches leave its moves out."""
+        return self.prune_lost and is_lost(p)
 
     def auto(self, p: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
         moves: list[MoveLike] = []
@@ -767,3 +822,170 @@ def _candidates(p: Piles, home: dict[int, int]) -> list[MoveLike]:
     home_moves += swaps
     home_moves += swaps_space
     return home_moves
+
+
+NEVER: Final = 1 << 30  # a deadline that never comes (see _Frozen)
+
+
+class _Frozen:
+    """The greatest fixpoint behind :func:`is_lost` (see the module docstring, "Lost
+    positions"): the cards that never move, S (in each tableau pile and in the waste a
+    bottom part, :attr:`cut` cards long; :attr:`stock_frozen` for the stock), and the
+    waste and stock cards that never enter the tableau, O (:attr:`waste_no_entry`,
+    :attr:`stock_no_entry`). Stock cards are indexed in deal order (0 is dealt next).
+    Every card starts in both; a card leaves when it might move with what is left
+    outside them, until nothing changes (:meth:`settle`)."""
+
+    def __init__(self, p: Piles) -> None:
+        self.stacks: list[bytes] = [p[t] for t in T] + [p[WASTE]]
+        self.waste = len(T)  # the waste's index in stacks
+        self.cut = [len(s) for s in self.stacks]
+        self.deal = p[STOCK][::-1]
+        n = len(self.deal)
+        self.stock_frozen = [True] * n
+        self.stock_no_entry = [True] * n
+        self.waste_no_entry = [True] * len(p[WASTE])
+        # card (an index) -> its copies outside the foundations: (stack, index), the stock as stack -1
+        where: list[list[tuple[int, int]]] = [[] for _ in range(CARD_SLOTS)]
+        for si, s in enumerate(self.stacks):
+            for i, c in enumerate(s):
+                where[c].append((si, i))
+        for d, c in enumerate(self.deal):
+            where[c].append((-1, d))
+        self.where = where
+        heights: list[list[int]] = [[], [], [], []]
+        for f in F:
+            fp = p[f]
+            if fp:
+                heights[suit_of(fp[0])].append(len(fp))
+        for h in heights:
+            h.extend([0] * (2 - len(h)))  # a suit's foundations not started yet (any empty one)
+        self.heights = heights
+        # [suit][foundation][rank]: from which deal on every rank between the
+        # foundation's height and ``rank`` has a copy not frozen (-1: now; NEVER: not
+        # before the end); renewed at each sweep of settle
+        self.reach: list[list[list[int]]] = []
+
+    def renew_reach(self) -> None:
+        """Compute :attr:`reach` for the cards frozen now."""
+        # card -> from which deal on some copy of it is not frozen (-1: one in the
+        # tableau or the waste, NEVER: none)
+        ready = [NEVER] * CARD_SLOTS
+        cut = self.cut
+        for si, s in enumerate(self.stacks):
+            for c in s[cut[si]:]:
+                ready[c] = -1
+        stock_frozen = self.stock_frozen
+        for d, c in enumerate(self.deal):
+            if not stock_frozen[d] and ready[c] > d:
+                ready[c] = d
+        reach = []
+        for suit, heights in enumerate(self.heights):
+            base = make_card(0, suit)
+            per_foundation = []
+            for h in heights:
+                row = [NEVER] * (KING + 2)
+                worst = -1
+                for rank in range(h + 1, KING + 1):
+                    row[rank] = worst  # the ranks h+1 .. rank-1
+                    if ready[base + rank] > worst:
+                        worst = ready[base + rank]
+                per_foundation.append(row)
+            reach.append(per_foundation)
+        self.reach = reach
+
+    def takes(self, card: int, si: int, k: int, deadline: int) -> bool:
+        """Whether some copy of the card one rank higher in suit might be a tableau top
+        that ``card`` (below index ``k`` of stack ``si``; -1 for the stock) could go on
+        before ``deadline``: a tableau copy not under a frozen card (one above ``card``
+        in its own pile only if it might itself move onto another tableau card), or a
+        waste or stock copy that might enter the tableau (a stock one dealt in time)."""
+        if card & 15 == KING:
+            return False
+        higher = card + 1
+        cut = self.cut
+        for zs, zi in self.where[higher]:
+            if zs < 0:
+                if zi < deadline and not self.stock_no_entry[zi]:
+                    return True
+            elif zs == self.waste:
+                if not self.waste_no_entry[zi]:
+                    return True
+            elif zs == si:
+                if zi >= k and self.takes(higher, si, zi + 1, deadline):
+                    return True
+            elif zi >= cut[zs] - 1:
+                return True
+        return False
+
+    def goes_home(self, card: int, si: int, k: int, deadline: int) -> bool:
+        """Whether ``card`` might go home before ``deadline``: some foundation of its suit
+        below it could reach the rank under it with available cards. With only one such
+        foundation and the card's other copy above it in its own stack (which leaves
+        first, and only home, as it goes on the same cards), that copy takes it."""
+        rank = card & 15
+        slots = 0
+        for row in self.reach[card >> 4]:
+            if row[rank] < deadline:  # a foundation at or above the rank: NEVER
+                slots += 1
+        if slots == 1 and si >= 0:
+            return not any(zs == si and zi >= k for zs, zi in self.where[card])
+        return slots > 0
+
+    def settle(self) -> bool:
+        """Free cards until nothing changes; True when some card stays frozen (the
+        position is lost), False as soon as a tableau pile could empty (a space takes
+        any card: then nothing stays frozen)."""
+        cut, stacks, waste, deal = self.cut, self.stacks, self.waste, self.deal
+        n = len(deal)
+        stock_frozen, stock_no_entry, waste_no_entry = self.stock_frozen, self.stock_no_entry, self.waste_no_entry
+        changed = True
+        while changed:
+            changed = False
+            if 0 in cut[:waste]:
+                return False
+            self.renew_reach()
+            # each stock card's deadline: the next frozen stock card dealt after it (it
+            # would cover it for good); the waste's: the first frozen stock card
+            deadline = [NEVER] * (n + 1)
+            for d in range(n - 1, -1, -1):
+                deadline[d] = d if stock_frozen[d] else deadline[d + 1]
+            wp = stacks[waste]
+            for i in range(max(0, cut[waste] - 1), len(wp)):
+                if waste_no_entry[i] and self.takes(wp[i], waste, i + 1, deadline[0]):
+                    waste_no_entry[i] = False
+                    changed = True
+            for d in range(n):
+                if stock_no_entry[d] and self.takes(deal[d], -1, 0, deadline[d + 1]):
+                    stock_no_entry[d] = False
+                    changed = True
+            for si in range(waste + 1):
+                k = cut[si]
+                if k:
+                    card = stacks[si][k - 1]
+                    if si == waste:
+                        moves = not waste_no_entry[k - 1] or self.goes_home(card, si, k, deadline[0])
+                    else:
+                        moves = self.takes(card, si, k, NEVER) or self.goes_home(card, si, k, NEVER)
+                    if moves:
+                        cut[si] = k - 1
+                        changed = True
+            for d in range(n):
+                if stock_frozen[d] and (not stock_no_entry[d] or self.goes_home(deal[d], -1, 0, deadline[d + 1])):
+                    stock_frozen[d] = False
+                    changed = True
+        return any(cut) or any(stock_frozen)
+
+
+def _never_lost(p: Piles) -> bool:
+    """A lost-position test that tests nothing (for levels where testing does not pay)."""
+    return False
+
+
+def is_lost(p: Piles) -> bool:
+    """Whether some card of ``p`` can never move, so the game is lost (see the module
+    docstring, "Lost positions"). A position with an empty tableau pile never is."""
+    for t in T:
+        if not p[t]:
+            return False
+    return _Frozen(p).settle()
