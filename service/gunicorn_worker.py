@@ -30,6 +30,8 @@ through an unreader that never touches the socket, so a thread never waits for a
 - Left as gthread has it: the thread writes the answer with a blocking send, so a client
   that never reads could hold a thread only with an answer larger than the socket
   buffers (ours are a few KiB; HAProxy reads them whole).
+- The app is told that each body is whole in memory (``WHOLE_BODY_KEY`` of
+  service/http/body.py set in the environ), so it bounds no read of the socket.
 - Pipelined requests are answered in order: bytes read past the end of a request wait in
   the connection's buffer and are read as its next request once the answer is sent.
 - HTTP/1.x on plain TCP only: TLS ends at the balancer, and HTTP/2 is not offered
@@ -538,6 +540,20 @@ class WholeRequestWorker(ThreadWorker):
             raise RuntimeError(f"{type(self).__name__} was not configured: name it in deploy/gunicorn.conf.py, "
                                "whose post_fork hook gives it MAX_BODY_BYTES and REQUEST_READ_SECONDS")
         super().init_process()
+
+    def load_wsgi(self) -> None:
+        """gunicorn's app, called with the environ flagged: its body is whole in memory
+        (``WHOLE_BODY_KEY``), so the app sets no idle bound on a socket it never reads."""
+        super().load_wsgi()
+        from service.http.body import WHOLE_BODY_KEY
+
+        app: Any = self.wsgi  # type: ignore[has-type]  # gunicorn sets it, unannotated
+
+        def whole_body_app(environ: dict[str, Any], start_response: Any) -> Any:
+            environ[WHOLE_BODY_KEY] = True
+            return app(environ, start_response)
+
+        self.wsgi = whole_body_app
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         if self.deadlines:

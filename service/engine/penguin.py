@@ -26,8 +26,10 @@ from typing import Any, ClassVar
 
 from .cards import (
     ACE,
+    ALL_CARDS,
     ALL_RANKS,
     CARD_SLOTS,
+    NEXT_IN_SUIT,
     RANK_OF,
     Card,
     card_name,
@@ -57,6 +59,20 @@ TABLEAU_PILES = 7
 FOUNDATIONS = 4
 DECK_SIZE = 52
 BASE_CARDS_DEALT = 3  # the beak deal's base cards, on the first three foundations
+
+
+def _suit_run(card: Card) -> Pile:
+    """The 13 cards a foundation holds when it starts with ``card``: up in its suit by one,
+    King wrapping to Ace."""
+    run = [card]
+    while len(run) < 13:
+        run.append(NEXT_IN_SUIT[run[-1]])
+    return tuple(run)
+
+
+# Each card's suit run: a foundation that is a prefix of its first card's run is in order,
+# checked in one comparison (:meth:`PenguinFamily.validate_piles`).
+SUIT_RUNS: dict[Card, Pile] = {card: _suit_run(card) for card in ALL_CARDS}
 
 
 class PenguinFamily(Game):
@@ -127,6 +143,12 @@ class PenguinFamily(Game):
         self.C = range(self.F.stop, self.T.start)  # the cells, between the two (maybe none)
         self.max_dealt = 7 if self.beak else 8
         self._card_tables()
+        # Every one-card move, built once: ``legal_moves`` looks them up (moves are tuples,
+        # equal by value, so a shared one is the same move).
+        piles = range(len(self.pile_refs))
+        self._one_card_moves: tuple[tuple[Move, ...], ...] = tuple(
+            tuple(Move(Action.MOVE, src, dst, 1) for dst in piles) for src in piles
+        )
 
     def make_groups(self) -> tuple[PileGroup, ...]:
         groups = [
@@ -364,10 +386,8 @@ class PenguinFamily(Game):
             fp = piles[f]
             if not fp:
                 open_foundations.append(f)
-            else:
-                wanted = self.foundation_wants(fp)
-                if wanted is not None:
-                    home[wanted] = f
+            elif len(fp) < 13:  # foundation_wants, looked up
+                home[NEXT_IN_SUIT[fp[-1]]] = f
         takes: dict[Card, int] = {}
         empty: list[int] = []
         for t in self.T:
@@ -383,7 +403,8 @@ class PenguinFamily(Game):
         :meth:`why_illegal`, with the same rules.
 
         One deck: every card is unique, so a card's tableau parent and its foundation
-        are found by dictionary lookups instead of pairing piles.
+        are found by dictionary lookups instead of pairing piles. One-card moves are
+        looked up, and :meth:`run_length` is inlined.
         """
         piles = state.piles
         base = self.base_rank(state)
@@ -391,44 +412,60 @@ class PenguinFamily(Game):
         empty_takes = self._empty_takes[base]
         home, open_foundations, takes, empty = self._destinations(piles)
         free = [c for c in self.C if not piles[c]]
+        one = self._one_card_moves
         MOVE = Action.MOVE
         moves: list[Move] = []
-
-        def to_foundations(src: int, card: Card) -> None:
-            f = home.get(card)
-            if f is not None:
-                moves.append(Move(MOVE, src, f, 1))
-            elif RANK_OF[card] == base:  # an empty foundation takes a base-rank card
-                moves.extend(Move(MOVE, src, f, 1) for f in open_foundations)
 
         # Cells: to a foundation or the tableau, never to another cell.
         for c in self.C:
             if not piles[c]:
                 continue
             card = piles[c][0]
-            to_foundations(c, card)
+            from_c = one[c]
+            f = home.get(card)
+            if f is not None:
+                moves.append(from_c[f])
+            elif RANK_OF[card] == base:  # an empty foundation takes a base-rank card
+                moves.extend(from_c[f] for f in open_foundations)
             onto = takes.get(parent[card])
             if onto is not None:
-                moves.append(Move(MOVE, c, onto, 1))
+                moves.append(from_c[onto])
             if empty_takes[card]:
-                moves.extend(Move(MOVE, c, t, 1) for t in empty)
+                moves.extend(from_c[t] for t in empty)
         limit_onto, limit_empty = self.run_limits(len(free), len(empty))
         for s in self.T:
             sp = piles[s]
             if not sp:
                 continue
             n = len(sp)
-            to_foundations(s, sp[-1])
-            moves.extend(Move(MOVE, s, c, 1) for c in free)
-            run = self.run_length(sp, base) if limit_onto > 1 else 1
-            for k in range(1, min(run, limit_onto) + 1):
+            from_s = one[s]
+            card = sp[-1]
+            f = home.get(card)
+            if f is not None:
+                moves.append(from_s[f])
+            elif RANK_OF[card] == base:
+                moves.extend(from_s[f] for f in open_foundations)
+            if free:
+                moves.extend(from_s[c] for c in free)
+            run = 1  # run_length(sp, base), when more than one card may move
+            if limit_onto > 1:
+                while run < n and parent[sp[n - run]] == sp[n - run - 1]:
+                    run += 1
+            onto = takes.get(parent[card])
+            if onto is not None and onto != s:
+                moves.append(from_s[onto])
+            for k in range(2, min(run, limit_onto) + 1):
                 onto = takes.get(parent[sp[n - k]])
                 if onto is not None and onto != s:
                     moves.append(Move(MOVE, s, onto, k))
             if empty:
                 # k == n would move a whole pile into an empty one: it changes nothing
                 for k in range(1, min(run, limit_empty, n - 1) + 1):
-                    if empty_takes[sp[n - k]]:
+                    if not empty_takes[sp[n - k]]:
+                        continue
+                    if k == 1:
+                        moves.extend(from_s[t] for t in empty)
+                    else:
                         moves.extend(Move(MOVE, s, t, k) for t in empty)
         return moves
 
@@ -477,6 +514,9 @@ class PenguinFamily(Game):
                     Problem(self.pointer(f, 0), f"a foundation starts with a {rank_name(base)}")
                 )
                 continue
+            run = SUIT_RUNS.get(fp[0])
+            if run is not None and fp == run[:len(fp)]:
+                continue  # in order (the common case): no card to point at
             for i in range(1, len(fp)):
                 if fp[i] != next_in_suit(fp[i - 1]):
                     problems.append(

@@ -3,14 +3,17 @@ OpenAPI document's header and shared components."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 from flask_smorest.spec.plugins import FlaskPlugin
 from werkzeug.routing import Rule
+from werkzeug.sansio.response import Response
 
 from service.settings import Settings, read_settings
 
@@ -129,6 +132,38 @@ OPENAPI_CONFIG: dict[str, Any] = {
 }
 
 
+class CompactJSONProvider(DefaultJSONProvider):
+    """Flask's JSON provider, with keys in the order the answers build them, and compact
+    answers (every answer out of debug mode) written by one encoder built once per
+    setting rather than by ``json.dumps``, which builds an encoder on every call. The text
+    is the same: the same separators, ``default`` and ``ensure_ascii``; only the check
+    for circular containers is left out (an answer is built fresh from plain values)."""
+
+    sort_keys = False
+
+    def __init__(self, app: Flask) -> None:
+        super().__init__(app)
+        self._encoder_settings: tuple[Any, bool, bool] | None = None
+        self._encoder = json.JSONEncoder()
+
+    def compact_encoder(self) -> json.JSONEncoder:
+        """The encoder of compact answers under the provider's current settings."""
+        settings = (self.default, self.ensure_ascii, self.sort_keys)
+        if settings != self._encoder_settings:
+            self._encoder = json.JSONEncoder(
+                default=self.default, ensure_ascii=self.ensure_ascii, sort_keys=self.sort_keys,
+                check_circular=False, separators=(",", ":"),
+            )
+            self._encoder_settings = settings
+        return self._encoder
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        if self.compact is False or (self.compact is None and self._app.debug):
+            return super().response(*args, **kwargs)
+        obj = self._prepare_response_obj(args, kwargs)
+        return self._app.response_class(f"{self.compact_encoder().encode(obj)}\n", mimetype=self.mimetype)
+
+
 class ServiceFlask(Flask):
     """Flask, remembering which functions :meth:`ensure_sync` found synchronous.
 
@@ -139,6 +174,7 @@ class ServiceFlask(Flask):
     :data:`MAX_SYNC_FUNCTIONS` (the app's functions are a fixed set, far fewer)."""
 
     MAX_SYNC_FUNCTIONS = 4096
+    json_provider_class = CompactJSONProvider
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -162,7 +198,6 @@ def create_app(settings: Settings | None = None) -> Flask:
     app = ServiceFlask("service")
     attach_settings(app, settings)
     app.config.update(OPENAPI_CONFIG, MAX_CONTENT_LENGTH=settings.http.max_body_bytes)
-    app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.converters["game"] = GameIdConverter
     api = ProblemApi(
         app,

@@ -11,7 +11,8 @@ any view runs:
   at the limit and hand on the rest as if it were whole). A body the server cannot
   deliver (a bad chunk encoding raised by the server while the app reads ``wsgi.input``,
   a body shorter than its ``Content-Length``, a pause longer than
-  :data:`BODY_IDLE_SECONDS` under gunicorn) answers 400 ``unreadable-body``: whatever a
+  :data:`BODY_IDLE_SECONDS` under a gunicorn worker that lets the app read the socket)
+  answers 400 ``unreadable-body``: whatever a
   server raises, it is the request's fault, never a 500. The body then replaces
   ``wsgi.input`` as an in-memory stream with its exact length, so nothing downstream
   reads the connection again.
@@ -33,12 +34,13 @@ piles, group, pile) and a move request five; a deal number has at most 20 digits
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import re
 import socket
-from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, MutableMapping
+from contextlib import suppress
 from typing import Any
 
 import flask
@@ -60,6 +62,10 @@ BODY_IDLE_SECONDS = 5.0
 READ_STEP = 64 * 1024
 
 JSON_BODY_KEY = "patience_engine.json_body"  # where the parsed body is kept in the WSGI environ
+# Set (true) in the WSGI environ by a server that hands the app only requests it has read
+# whole (service/gunicorn_worker.py's worker): the body is in memory, no read can wait on
+# the client, so no idle bound is set on the socket.
+WHOLE_BODY_KEY = "patience_engine.whole_body"
 
 # Only brackets and quotes can change the nesting depth: everything else is deleted at C
 # speed, brackets mapped to one kind, and escapes (which occur only inside strings) dropped
@@ -130,6 +136,17 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+# Built once: ``json.loads`` with hooks builds a decoder (and its scanner) on every call.
+# Shared by every thread, as the stdlib's own default decoder is: the scanner keeps no
+# state between calls but a key memo, which is only a cache.
+_STRICT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_keys,
+    parse_int=_bounded_int,
+    parse_float=_bounded_float,
+    parse_constant=_no_constant,
+)
+
+
 def parse_json(data: bytes) -> Any:
     """The JSON value of a request body, or an :class:`ApiError` (400) saying what is wrong."""
     if json_depth_exceeds(data, MAX_JSON_DEPTH):
@@ -140,14 +157,10 @@ def parse_json(data: bytes) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ApiError(ProblemCode.MALFORMED_JSON, "the request body is not valid JSON") from None
+    if text.startswith("\ufeff"):  # a byte order mark: refused, as json.loads refuses it
+        raise ApiError(ProblemCode.MALFORMED_JSON, "the request body is not valid JSON")
     try:
-        return json.loads(
-            text,
-            object_pairs_hook=_unique_keys,
-            parse_int=_bounded_int,
-            parse_float=_bounded_float,
-            parse_constant=_no_constant,
-        )
+        return _STRICT_DECODER.decode(text)
     except json.JSONDecodeError:
         raise ApiError(ProblemCode.MALFORMED_JSON, "the request body is not valid JSON") from None
     except RecursionError:  # cannot happen after the depth check; never a 500 if it does
@@ -159,25 +172,42 @@ def _declared_length(wsgi_env: MutableMapping[str, Any]) -> int | None:
     return int(text) if text and text.isdigit() else None
 
 
-@contextmanager
-def _idle_timeout(wsgi_env: MutableMapping[str, Any]) -> Iterator[None]:
-    """Under gunicorn, bound each wait for more of the body by :data:`BODY_IDLE_SECONDS`
-    (its blocking socket would otherwise wait for as long as the client cares to pause)."""
+def _socket_to_bound(wsgi_env: MutableMapping[str, Any]) -> socket.socket | None:
+    """The blocking gunicorn socket a body read may wait on, to be bounded by
+    :data:`BODY_IDLE_SECONDS`; None when nothing can wait: not gunicorn, a socket with a
+    timeout already, or a server that hands over bodies it read whole
+    (:data:`WHOLE_BODY_KEY`)."""
+    if wsgi_env.get(WHOLE_BODY_KEY):
+        return None
     sock = wsgi_env.get("gunicorn.socket")
     if not isinstance(sock, socket.socket) or sock.gettimeout() is not None:
-        yield
-        return
-    sock.settimeout(BODY_IDLE_SECONDS)
-    try:
-        yield
-    finally:
-        with suppress(OSError):  # the connection is already gone
-            sock.settimeout(None)
+        return None
+    return sock
+
+
+def _read_stream(stream: Any, wanted: int) -> tuple[list[bytes], int]:
+    """Up to ``wanted`` bytes of ``stream`` (400 ``unreadable-body`` if the server fails)."""
+    pieces: list[bytes] = []
+    got = 0
+    while got < wanted:
+        try:
+            piece = stream.read(min(READ_STEP, wanted - got))
+        except Exception as e:  # the server's own errors (bad chunk sizes, timeouts...)
+            raise ApiError(
+                ProblemCode.UNREADABLE_BODY, f"the request body could not be read ({type(e).__name__})"
+            ) from None
+        if not piece:
+            break
+        pieces.append(piece)
+        got += len(piece)
+    return pieces, got
 
 
 def read_body(wsgi_env: MutableMapping[str, Any], limit: int) -> bytes:
     """The whole body of the request in ``wsgi_env``, at most ``limit`` bytes (413 above,
-    400 ``unreadable-body`` if the server cannot deliver it)."""
+    400 ``unreadable-body`` if the server cannot deliver it). Under gunicorn, each wait for
+    more of the body is bounded by :data:`BODY_IDLE_SECONDS` (its blocking socket would
+    otherwise wait for as long as the client cares to pause)."""
     length = _declared_length(wsgi_env)
     chunked = "chunked" in wsgi_env.get("HTTP_TRANSFER_ENCODING", "").lower()
     if length is None and not chunked:
@@ -186,32 +216,31 @@ def read_body(wsgi_env: MutableMapping[str, Any], limit: int) -> bytes:
         raise RequestEntityTooLarge()
     wanted = limit + 1 if length is None else length
     stream = wsgi_env["wsgi.input"]
-    pieces: list[bytes] = []
-    got = 0
-    with _idle_timeout(wsgi_env):
-        while got < wanted:
-            try:
-                piece = stream.read(min(READ_STEP, wanted - got))
-            except Exception as e:  # the server's own errors (bad chunk sizes, timeouts...)
-                raise ApiError(
-                    ProblemCode.UNREADABLE_BODY, f"the request body could not be read ({type(e).__name__})"
-                ) from None
-            if not piece:
-                break
-            pieces.append(piece)
-            got += len(piece)
+    sock = _socket_to_bound(wsgi_env)
+    if sock is None:
+        pieces, got = _read_stream(stream, wanted)
+    else:
+        sock.settimeout(BODY_IDLE_SECONDS)
+        try:
+            pieces, got = _read_stream(stream, wanted)
+        finally:
+            with suppress(OSError):  # the connection is already gone
+                sock.settimeout(None)
     if got > limit:
         raise RequestEntityTooLarge()
     if length is not None and got < length:
         raise ApiError(
             ProblemCode.UNREADABLE_BODY, f"the request body ended after {got} of the {length} bytes announced"
         )
-    return b"".join(pieces)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def check_content_encoding(wsgi_env: MutableMapping[str, Any]) -> None:
     """415 unless the body is sent as is (no ``Content-Encoding``, or ``identity``)."""
-    encodings = [e.strip().lower() for e in wsgi_env.get("HTTP_CONTENT_ENCODING", "").split(",")]
+    header = wsgi_env.get("HTTP_CONTENT_ENCODING")
+    if not header:
+        return
+    encodings = [e.strip().lower() for e in header.split(",")]
     if any(e not in ("", "identity") for e in encodings):
         raise ApiError(
             ProblemCode.UNSUPPORTED_CONTENT_ENCODING,
@@ -265,9 +294,28 @@ class BodyParser(FlaskParser):
 
 
 class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint whose ``arguments`` read JSON through :class:`BodyParser`."""
+    """flask-smorest's Blueprint whose ``arguments`` read JSON through :class:`BodyParser`,
+    and whose ``alt_response`` documents a synchronous view without wrapping it.
+
+    flask-smorest's ``alt_response`` only documents: its wrapper calls the view through
+    ``current_app.ensure_sync`` and adds nothing, and a view with six alternative answers
+    went through six such wrappers on every request. Here the view keeps the documentation
+    the wrapper would carry (``_apidoc``, the same dict) and is not wrapped; an async view
+    keeps flask-smorest's wrapper."""
 
     ARGUMENTS_PARSER = BodyParser()
+
+    def alt_response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        document = super().alt_response(status_code, *args, **kwargs)
+
+        def decorator(func: Any) -> Any:
+            wrapper = document(func)
+            if inspect.iscoroutinefunction(func):
+                return wrapper
+            func._apidoc = wrapper._apidoc
+            return func
+
+        return decorator
 
 
 def init_body(app: Flask) -> None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import http
 import logging
+import os
 import re
 import time
-import uuid
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -152,7 +152,22 @@ def incoming_request_id(value: str | None) -> str:
     """
     if value and REQUEST_ID_PATTERN.fullmatch(value):
         return value
-    return uuid.uuid4().hex
+    return new_request_id()
+
+
+def new_request_id() -> str:
+    """A random version-4 UUID in hex, as ``uuid.uuid4().hex`` writes it, without building
+    the ``UUID`` object (its checks cost more than the 16 random bytes).
+
+    >>> import uuid
+    >>> rid = new_request_id()
+    >>> uuid.UUID(rid).version, rid == uuid.UUID(rid).hex
+    (4, True)
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 REQUEST_ID_ENVIRON_KEY = environ_key(REQUEST_ID_HEADER)

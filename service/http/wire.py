@@ -218,6 +218,7 @@ def read_piles(
             groups = ", ".join(g.name for g in game.groups)
             problems.append(Problem(f"/piles/{name}", f"{game.name} has no pile group {name!r} (groups: {groups})"))
     piles: list[Pile] = []
+    card_code = CARD_CODES.__getitem__
     for g in game.groups:
         if g.name in given:
             piles.extend(given[g.name])
@@ -227,6 +228,12 @@ def read_piles(
             problems.append(Problem(f"/piles/{g.name}", f"{g.name} is a list of {g.count} piles"))
             continue
         for i, pile in enumerate(group):
+            if isinstance(pile, list) and len(pile) <= MAX_PILE_CARDS:  # read_pile's common case, inlined
+                try:
+                    piles.append(tuple(map(card_code, pile)))
+                    continue
+                except (KeyError, TypeError):
+                    pass
             cards = read_pile(pile, g.name, i, problems)
             if cards is not None:
                 piles.append(cards)
