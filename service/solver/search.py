@@ -471,7 +471,8 @@ def native_result(
     root's automatic moves first)."""
     result = Outcome(outcome)
     if result is Outcome.SOLVED:
-        return SolveResult.solved([Move(*m) for step in path for m in step], states, started)
+        make = Move._make  # the steps' moves are 4-tuples: about twice as fast as Move(*m)
+        return SolveResult.solved([make(m) for step in path for m in step], states, started)
     if result is Outcome.UNSOLVABLE:
         return SolveResult.unsolvable(states, started)
     if stop is None:
