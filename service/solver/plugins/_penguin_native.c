@@ -725,6 +725,27 @@ static int expand(const Searcher *S, Frame *f, Vec *cands) {
     return 0;
 }
 
+/* The child of candidate c of parent, after its automatic moves, added to the visited set
+ * (both passes, as search.py's: the clock is read every 128 children). Returns 1 when the
+ * child is new, 0 when it was seen, -1 when the pass must stop (res says why). */
+static int visit_child(const Searcher *S, const Pos *parent, const Cand *c, const int nxt[4], uint64_t wanted,
+                       Visited *vis, unsigned *tick, double deadline, Pos *child, Step *step, Result *res) {
+    uint8_t key[KEYMAX];
+    build(S, parent, c, nxt, wanted, child, step);
+    if (step->overflow) {
+        res->outcome = TOO_BIG;
+        return -1;
+    }
+    if ((++*tick & 127) == 0 && now() > deadline) {
+        res->outcome = UNKNOWN;
+        res->stop = STOP_TIME;
+        return -1;
+    }
+    int added = visited_add(vis, key, make_key(S, child, key));
+    if (added < 0) res->outcome = NO_MEMORY;
+    return added;
+}
+
 /* search.py depth_first_pass, on compiled positions. */
 static void depth_first(const Searcher *S, const Pos *root, double deadline, size_t max_states, size_t depth_cap,
                         size_t long_path, Result *res) {
@@ -754,14 +775,8 @@ static void depth_first(const Searcher *S, const Pos *root, double deadline, siz
         }
         Step step;
         Pos child;
-        build(S, &f->pos, (Cand *)cands.p + f->next++, f->nxt, f->wanted, &child, &step);
-        if (step.overflow) { res->outcome = TOO_BIG; goto out; }
-        if ((++tick & 127) == 0 && now() > deadline) {
-            res->outcome = UNKNOWN;
-            res->stop = STOP_TIME;
-            goto out;
-        }
-        int added = visited_add(&vis, key, make_key(S, &child, key));
+        const Cand *c = (Cand *)cands.p + f->next++;
+        int added = visit_child(S, &f->pos, c, f->nxt, f->wanted, &vis, &tick, deadline, &child, &step, res);
         if (added < 0) goto out;
         if (!added) continue;
         if (is_won(&child)) {
@@ -889,14 +904,7 @@ static void best_first(const Searcher *S, const Pos *root, double deadline, size
         for (int i = 0; i < cs.n; i++) {
             Step step;
             Pos child;
-            build(S, &cur.pos, &local[i], nxt, wanted, &child, &step);
-            if (step.overflow) { res->outcome = TOO_BIG; goto out; }
-            if ((++tick & 127) == 0 && now() > deadline) {
-                res->outcome = UNKNOWN;
-                res->stop = STOP_TIME;
-                goto out;
-            }
-            int added = visited_add(&vis, key, make_key(S, &child, key));
+            int added = visit_child(S, &cur.pos, &local[i], nxt, wanted, &vis, &tick, deadline, &child, &step, res);
             if (added < 0) goto out;
             if (!added) continue;
             if (vec_reserve(&parent, 1) || vec_reserve(&step_at, 1) || vec_reserve(&moves, step.n)) goto out;
