@@ -12,6 +12,11 @@ The passes (:class:`SearchPlan`): :func:`depth_first` (optionally a depth-bounde
 pass first), :func:`best_first` (lowest :meth:`Strategy.score` first), or a plug-in's
 own search built from them. Every pass of one solve shares its position limit.
 
+A strategy may carry compiled forms of the two passes (:class:`NativeSearch`, the
+Penguin family's ``_penguin_native.c``); :func:`depth_first_pass` and :func:`best_first`
+then run those, which visit the same positions and answer the same moves as the Python
+loops below (the loops stay the reference their tests compare them with).
+
 Soundness: ``unsolvable`` is answered only when a pass exhausted every position
 reachable from the start, up to the strategy's pruning (canonical keys, safe
 automatic moves, merged equivalent moves), which each plug-in documents and argues.
@@ -471,7 +476,7 @@ def native_result(
     root's automatic moves first)."""
     result = Outcome(outcome)
     if result is Outcome.SOLVED:
-        make = Move._make  # the steps' moves are 4-tuples: about twice as fast as Move(*m)
+        make = Move._make  # the steps' moves are 4-tuples: cheaper than Move(*m)
         return SolveResult.solved([make(m) for step in path for m in step], states, started)
     if result is Outcome.UNSOLVABLE:
         return SolveResult.unsolvable(states, started)
