@@ -59,6 +59,8 @@ TABLEAU_PILES = 7
 FOUNDATIONS = 4
 DECK_SIZE = 52
 BASE_CARDS_DEALT = 3  # the beak deal's base cards, on the first three foundations
+# The ``runs`` option's values: whole runs, one card at a time, the free-cell limit.
+RUN_RULES = ("whole", "single", "free-cell-limit")
 
 
 def _suit_run(card: Card) -> Pile:
@@ -106,7 +108,7 @@ class PenguinFamily(Game):
                 "how tableau runs move: whole suit runs as one unit, one card at a time, or "
                 "as many as free cells and empty piles allow",
                 d["runs"],
-                choices=("whole", "single", "free-cell-limit"),
+                choices=RUN_RULES,
             ),
             OptionSpec(
                 "empty_pile",

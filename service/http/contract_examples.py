@@ -26,7 +26,7 @@ from service.engine.registry import GAME_CLASSES, get_game
 from service.settings import StateProtectionSettings, read_settings
 from service.solver import Knowledge, Limits, Outcome, SolveResult, hint, solve_position
 
-from .state_protection import Position, answer_events, answer_state, dealt_position
+from .state_protection import Position, answer_events, answer_state, dealt_position, position_answer
 from .wire import describe_game, format_deal, move_to_json
 
 EXAMPLE_GAME: Final = "penguin"
@@ -51,17 +51,6 @@ def as_sent(value: dict[str, Any]) -> dict[str, Any]:
     writes, which JSON writes as their values, become those values)."""
     loaded: dict[str, Any] = json.loads(json.dumps(value))
     return loaded
-
-
-def position_example(position: Position) -> dict[str, Any]:
-    """A position as deal, move and replay answers carry it."""
-    game, state, _ = position
-    moves = game.legal_moves(state)
-    return {
-        "state": answer_state(OPEN, position),
-        "legal_moves": [move_to_json(game, m) for m in moves],
-        "status": game.status(state, moves).value,
-    }
 
 
 @functools.cache
@@ -101,7 +90,7 @@ def game_example(state_protection: str) -> dict[str, Any]:
 
 
 def deal_example() -> Example:
-    return Example.of({"deal": EXAMPLE_DEAL}, {"deal": format_deal(EXAMPLE_DEAL), **position_example(dealt())})
+    return Example.of({"deal": EXAMPLE_DEAL}, {"deal": format_deal(EXAMPLE_DEAL), **position_answer(OPEN, dealt())})
 
 
 def move_example() -> Example:
@@ -110,12 +99,12 @@ def move_example() -> Example:
     move = game.legal_moves(state)[0]
     after, events = game.play(state, move)
     request = {"state": state_example(), "move": move_to_json(game, move), "autoplay": "none"}
-    answer = {**position_example(Position(game, after, deal)), "events": answer_events(OPEN, game, after, events)}
+    answer = {**position_answer(OPEN, Position(game, after, deal)), "events": answer_events(OPEN, game, after, events)}
     return Example.of(request, answer)
 
 
 def legal_moves_example() -> Example:
-    answer = position_example(dealt())
+    answer = position_answer(OPEN, dealt())
     return Example.of({"state": answer.pop("state")}, answer)
 
 
@@ -168,7 +157,7 @@ def replay_example(result_of: ResultOf) -> Example:
     for move in solution().moves:
         state, _ = game.play(state, move)
     final = Position(game, state, deal)
-    position = position_example(final)
+    position = position_answer(OPEN, final)
     request = {"deal": EXAMPLE_DEAL, "options": dict(game.options), "moves": moves, "autoplay": "none"}
     answer = {
         **position,

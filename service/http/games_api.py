@@ -37,7 +37,7 @@ from .schemas import (
     ValidateResponseSchema,
 )
 from .searches import run_search
-from .state_protection import Position, answer_events, answer_state, deal_seeds, dealt_position, read_position
+from .state_protection import Position, answer_events, deal_seeds, dealt_position, position_answer, read_position
 from .wire import (
     CARD_MOVE,
     IllegalMoveError,
@@ -131,17 +131,6 @@ def json_answer(payload: dict[str, Any]) -> Response:
     return jsonify(payload)
 
 
-def position_answer(position: Position, protection: StateProtectionSettings) -> dict[str, Any]:
-    """A position as answers carry it: the state, its legal moves and its status."""
-    game, state, _ = position
-    moves = game.legal_moves(state)
-    return {
-        "state": answer_state(protection, position),
-        "legal_moves": [move_to_json(game, m) for m in moves],
-        "status": game.status(state, moves).value,
-    }
-
-
 def read_move(game: Game, data: Mapping[str, Any]) -> Move:
     """The move a request sent (422 if unreadable, 409 if it names a pile the game lacks)."""
     move = dict(data)
@@ -221,7 +210,7 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
         deal = 1 + secrets.randbelow(RANDOM_DEAL_LIMIT)
     protection = current_settings().state
     dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(protection, game, deal)
-    return json_answer({"deal": format_deal(dealt.deal), **position_answer(dealt, protection)})
+    return json_answer({"deal": format_deal(dealt.deal), **position_answer(protection, dealt)})
 
 
 def winnable_deal(game: Game, start: int) -> Position:
@@ -276,7 +265,7 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     if body.get("autoplay") == Autoplay.SAFE:
         state = autoplay(game, state, events)
     return json_answer({
-        **position_answer(Position(game, state, deal), protection),
+        **position_answer(protection, Position(game, state, deal)),
         "events": answer_events(protection, game, state, events),
     })
 

@@ -62,11 +62,11 @@ from service.settings import StateProtectionSettings
 from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
-from .games_api import ANSWER_HEADERS, POSITION_LINKS, autoplay, game_or_404, json_answer, position_answer, read_move
+from .games_api import ANSWER_HEADERS, POSITION_LINKS, autoplay, game_or_404, json_answer, read_move
 from .problems import ApiError, ProblemCode
 from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
 from .schemas import Autoplay
-from .state_protection import Position, dealt_position
+from .state_protection import Position, dealt_position, position_answer
 from .state_signing import SIGNATURE_FIELD, canonical_json, keyed_mac, protects
 from .wire import format_deal, move_to_json
 
@@ -162,7 +162,7 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
     game = game_or_404(game_id, body.get("options"))
     start = dealt_position(protection, game, body["deal"])
     final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
-    answer = position_answer(final, protection)
+    answer = position_answer(protection, final)
     moves = [move_to_json(game, m) for m in played]
     return json_answer({
         **answer,

@@ -23,7 +23,7 @@ from service.settings import StateProtection, StateProtectionSettings
 from .problems import ApiError, ProblemCode
 from .state_sealing import KeyedDeals, keeps_secrets, readable_part, redact_event, seal, signed_part, unseal
 from .state_signing import sign_state, verify_state
-from .wire import SEALED_FIELD, NotationError, event_to_json, read_body, read_header, state_to_json
+from .wire import SEALED_FIELD, NotationError, event_to_json, move_to_json, read_body, read_header, state_to_json
 
 
 class Position(NamedTuple):
@@ -64,6 +64,17 @@ def answer_state(protection: StateProtectionSettings, position: Position) -> dic
         return sign_state(protection, state_to_json(game, state._replace(deal=deal)))
     data, signed = seal(protection.keys[0], game, state, deal)
     return sign_state(protection, data, signed)
+
+
+def position_answer(protection: StateProtectionSettings, position: Position) -> dict[str, Any]:
+    """A position as answers carry it: the state, its legal moves and its status."""
+    game, state, _ = position
+    moves = game.legal_moves(state)
+    return {
+        "state": answer_state(protection, position),
+        "legal_moves": [move_to_json(game, m) for m in moves],
+        "status": game.status(state, moves).value,
+    }
 
 
 def answer_events(protection: StateProtectionSettings, game: Game, after: State, events: list[Event]) -> list[dict[str, Any]]:

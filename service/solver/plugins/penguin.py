@@ -54,7 +54,7 @@ from typing import Any
 
 from service.engine.cards import ALL_CARDS, CARD_SLOTS, SUIT_OF, make_card
 from service.engine.core import Action, Move, State
-from service.engine.penguin import DECK_SIZE, PenguinFamily
+from service.engine.penguin import DECK_SIZE, RUN_RULES, PenguinFamily
 
 from ..search import Child, MoveLike, SearchPlan, Strategy
 
@@ -64,8 +64,9 @@ except ImportError:  # pragma: no cover - a checkout nobody built (tests/solver/
     _penguin_native = None  # type: ignore[assignment]
 
 MOVE = int(Action.MOVE)
-# The family's ``runs`` option as _penguin_native.c's codes.
-RUNS_CODES = {"whole": 0, "single": 1, "free-cell-limit": 2}
+# The family's ``runs`` option as _penguin_native.c's codes: their order in RUN_RULES
+# (the C file's RUNS_WHOLE, RUNS_SINGLE, RUNS_LIMIT).
+RUNS_CODES = {rule: code for code, rule in enumerate(RUN_RULES)}
 # Compiled searchers by (game, options, base rank), and how many are kept (option mixes
 # a client sends are many, but each searcher is a few hundred bytes).
 _SEARCHERS: dict[tuple[object, ...], Any] = {}
