@@ -22,23 +22,25 @@ $(VENV)/.installed: requirements.lock
 
 venv: $(VENV)/.installed
 
-# The compiled Penguin search (issue 14): setup.py builds the C extension in place, named
-# with the venv's Python's extension suffix (another Python never loads it), again when
-# its source, setup.py or the venv changes. Only the venv can tell that suffix, so `native`
-# asks it and makes the module by that name in a sub-make. The compiler, the C library's
+# The compiled searches (issue 14): setup.py builds the C extensions in place, named
+# with the venv's Python's extension suffix (another Python never loads them), again when
+# a source, setup.py or the venv changes. Only the venv can tell that suffix, so `native`
+# asks it and makes the modules by that name in a sub-make. The compiler, the C library's
 # headers and Python's come from Debian when the venv's compiler cannot yet compile
 # `#include <Python.h>`.
-NATIVE_SRC := service/solver/plugins/_penguin_native.c
+NATIVE_SRCS := service/solver/plugins/_penguin_native.c service/solver/plugins/_forty_thieves_native.c
 NATIVE_PROBE := $(PY) -c 'import sysconfig as s; print(s.get_config_var("CC"), "-I" + s.get_paths()["include"])'
 
 native: venv
-	@$(MAKE) --no-print-directory "$(NATIVE_SRC:.c=)$$($(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+	@ext="$$($(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"; \
+		$(MAKE) --no-print-directory $(foreach s,$(NATIVE_SRCS:.c=),"$(s)$$ext")
 
-$(NATIVE_SRC:.c=).%.so: $(NATIVE_SRC) setup.py $(VENV)/.installed
+# One pattern rule with a target pattern per module: setup.py builds them all at once.
+$(addsuffix .%.so,$(NATIVE_SRCS:.c=)): $(NATIVE_SRCS) setup.py $(VENV)/.installed
 	@echo '#include <Python.h>' | $$($(NATIVE_PROBE)) -fsyntax-only -x c - 2>/dev/null \
 		|| (apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev)
 	$(PY) -W ignore setup.py -q build_ext --inplace --force
-	touch $@
+	touch $(addsuffix .$*.so,$(NATIVE_SRCS:.c=))
 
 run: venv native
 	$(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py service.wsgi:app
@@ -124,5 +126,5 @@ bench: venv native
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
-	rm -rf build $(NATIVE_SRC:.c=).*.so
+	rm -rf build $(addsuffix .*.so,$(NATIVE_SRCS:.c=))
 	rm -rf clients/generated clients/node_modules $(CLIENTS_VENV)

@@ -1,10 +1,12 @@
-"""The project's one compiled module: the Penguin family's search in C
-(``service.solver.plugins._penguin_native``), declared here once.
+"""The project's compiled modules, declared here once: the Penguin family's search in C
+(``service.solver.plugins._penguin_native``) and Forty Thieves' search parts
+(``service.solver.plugins._forty_thieves_native``).
 
-``make`` builds it in place (``python setup.py build_ext --inplace``, next to its source,
+``make`` builds them in place (``python setup.py build_ext --inplace``, each next to its source,
 so gunicorn and pytest import it from the repository root as they import ``service``),
-and so does the container image's build stage. ``service/solver/plugins/penguin.py``
-stays the interpreted reference and uses the module when it can be imported.
+and so does the container image's build stage. Each plug-in (``penguin.py``,
+``forty_thieves.py``) stays the interpreted reference and uses its module when it can be
+imported.
 
 The rest of the package's metadata is in pyproject.toml.
 """
@@ -19,6 +21,11 @@ setup(
         Extension(
             "service.solver.plugins._penguin_native",
             ["service/solver/plugins/_penguin_native.c"],
+            extra_compile_args=[OPTIMIZE],
+        ),
+        Extension(
+            "service.solver.plugins._forty_thieves_native",
+            ["service/solver/plugins/_forty_thieves_native.c"],
             extra_compile_args=[OPTIMIZE],
         ),
     ],

@@ -19,7 +19,15 @@ For each preset and the same deals, in one process:
 
     .venv/bin/python -m bench.position_cost --games pelican,penguin-freecell-moves --deals 1-300
 
-Not run by ``make test``. Installs Freecell Solver itself (bench/fcs_baseline.py).
+Forty Thieves (``--games forty-thieves``; no Freecell Solver) has its own figures,
+deal by deal in turn in the same process: the whole search compiled (the look-around of
+its beam passes and its lost-position test, _forty_thieves_native.c) and interpreted
+(``FortyThievesStrategy(native=False)``), µs per position and deals decided; and one
+256-wide beam pass from the root alone, the part compiled, in µs per position (the
+same positions either way).
+
+Not run by ``make test``. Installs Freecell Solver itself (bench/fcs_baseline.py) for
+the Penguin family.
 """
 
 from __future__ import annotations
@@ -34,10 +42,13 @@ from bench.solver_bench import parse_range
 from service.engine.penguin import PenguinFamily
 from service.engine.registry import get_game
 from service.settings import read_settings
+from service.solver.plugins.forty_thieves import BeamPass, FortyThievesStrategy
 from service.solver.plugins.penguin import PenguinStrategy, Piles
-from service.solver.search import Child, Limits, solve
+from service.solver.search import Child, Limits, Outcome, solve
 
 SAMPLE = 20_000  # visited positions the floor is measured on
+FORTY_THIEVES = "forty-thieves"
+PASS_ALONE = BeamPass(256, 8, 5.0, 2.0, False)  # the Forty Thieves pass timed alone
 
 
 class _Recording(PenguinStrategy):
@@ -125,15 +136,58 @@ def measure(gid: str, deals: range, seconds: float) -> str:
     )
 
 
+def measure_forty_thieves(deals: range, seconds: float) -> str:
+    """Forty Thieves compiled and interpreted, deal by deal in turn (the same load)."""
+    game = get_game(FORTY_THIEVES)
+    max_states = read_settings().solver.max_states
+    spent = {True: 0.0, False: 0.0}
+    seen = {True: 0, False: 0}
+    decided = {True: 0, False: 0}
+    pass_spent = {True: 0.0, False: 0.0}
+    pass_seen = {True: 0, False: 0}
+    for deal in deals:
+        state = game.initial_state(deal)
+        for native in (True, False):
+            r = solve(FortyThievesStrategy(game, state, native=native), Limits(seconds, max_states))
+            spent[native] += r.seconds
+            seen[native] += r.states
+            decided[native] += r.result is not Outcome.UNKNOWN
+            kn = FortyThievesStrategy(game, state, native=native)
+            _, root = kn.auto(kn.start())
+            started = time.perf_counter()
+            pass_seen[native] += kn.beam_pass(root, PASS_ALONE, time.monotonic() + seconds, max_states).positions
+            pass_spent[native] += time.perf_counter() - started
+
+    def per_position(s: float, n: int) -> float:
+        return s / max(1, n) * 1e6
+
+    search = {native: per_position(spent[native], seen[native]) for native in (True, False)}
+    alone = {native: per_position(pass_spent[native], pass_seen[native]) for native in (True, False)}
+    n = len(deals)
+    return (
+        f"{FORTY_THIEVES}, deals {deals.start}-{deals.stop - 1}, {seconds:g} s a deal:\n"
+        f"  compiled  search {search[True]:6.2f} µs/position ({seen[True] / n:8.0f} positions/deal,"
+        f" {decided[True]} decided); a {PASS_ALONE.width}-wide pass alone {alone[True]:6.2f} µs/position\n"
+        f"  python    search {search[False]:6.2f} µs/position ({seen[False] / n:8.0f} positions/deal,"
+        f" {decided[False]} decided); a {PASS_ALONE.width}-wide pass alone {alone[False]:6.2f} µs/position\n"
+        f"  ratio     search {search[False] / search[True]:.1f}x, pass alone {alone[False] / alone[True]:.1f}x"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", default="pelican,penguin-freecell-moves,penguin,penguin-ii")
     ap.add_argument("--deals", default="1-300", type=parse_range)
     ap.add_argument("--seconds", default=10.0, type=float, help="per-deal time limit")
     args = ap.parse_args(argv)
-    ensure_installed()
-    for gid in args.games.split(","):
-        print(measure(gid, args.deals, args.seconds), flush=True)
+    games = args.games.split(",")
+    if set(games) - {FORTY_THIEVES}:
+        ensure_installed()
+    for gid in games:
+        if gid == FORTY_THIEVES:
+            print(measure_forty_thieves(args.deals, args.seconds), flush=True)
+        else:
+            print(measure(gid, args.deals, args.seconds), flush=True)
     return 0
 
 

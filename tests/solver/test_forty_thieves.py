@@ -224,10 +224,10 @@ def test_depth_first_search_resumes_where_it_paused() -> None:
         whole = depth_first(kn, Limits(60, 3000), first, root, time.monotonic())
         dfs = _Dfs(kn, first, root)
         result = None
-        while result is None and len(dfs.visited) < 3000:
-            result = dfs.run(time.monotonic() + 60, min(3000, len(dfs.visited) + 7))
+        while result is None and dfs.positions < 3000:
+            result = dfs.run(time.monotonic() + 60, min(3000, dfs.positions + 7))
         assert (result or "unknown") == whole.result
-        assert len(dfs.visited) == whole.states
+        assert dfs.positions == whole.states
         if result == "solved":
             assert dfs.verdict()[1] == whole.moves
 

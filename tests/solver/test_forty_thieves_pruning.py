@@ -96,10 +96,11 @@ def test_lost_pruning_keeps_the_verdicts() -> None:
 
 
 class _Counting(FortyThievesStrategy):
-    """The plug-in, recording the stock length of each position it expands."""
+    """The plug-in's Python search, recording the stock length of each position it
+    expands."""
 
     def __init__(self, game: Game, root: State) -> None:
-        super().__init__(game, root)
+        super().__init__(game, root, native=False)
         self.levels: list[int] = []
 
     def children(self, p: Piles, back: MoveLike | None = None) -> Iterator[Child]:

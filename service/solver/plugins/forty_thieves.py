@@ -86,6 +86,17 @@ cards lying above the cards the foundations need next, in the tableau and the wa
 score. The schedule, the weights and the shares are tuning; their measurements are in
 the benchmark documentation.
 
+Compiled parts (``_forty_thieves_native.c``, built by ``make``; used when built, unless
+the strategy is made with ``native=False``): the look-around of a beam level
+(:meth:`_BeamRun._look_around`: the move generation, autoplay, keys, scores and best-first
+order), the depth-first search (:class:`_Dfs`) and :func:`is_lost`. They visit the same
+positions, in the same order, with the same scores, and answer the same moves as the
+Python code here, which stays the reference (tests/solver/test_forty_thieves_native.py
+compares them); the rules reach them as tables built here from the engine
+(:func:`_compiled_parts`, and :meth:`~FortyThievesStrategy.home_tables` for the
+foundations a position has). The pass schedule, its pace and the choice of the beam
+stay in Python.
+
 Soundness of the answers: "unsolvable" comes from the depth-first search once it has
 run out of positions, or from a pass that dropped nothing but lost positions
 (:attr:`PassEnd.EXHAUSTED`: at every level its look-around ran dry within its budget,
@@ -107,7 +118,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, NamedTuple
 
-from service.engine.cards import CARD_SLOTS, KING, make_card, suit_of
+from service.engine.cards import ALL_CARDS, CARD_SLOTS, KING, RANK_OF, SUIT_OF, make_card, suit_of
 from service.engine.core import Action, Game, Move, State
 from service.engine.forty_thieves import (
     BELOW,
@@ -116,11 +127,17 @@ from service.engine.forty_thieves import (
     STOCK,
     TABLEAU_RANGE,
     WASTE,
+    FortyThieves,
     autoplays,
     foundation_takers,
 )
 
 from ..search import Child, Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy
+
+try:  # the compiled search parts (_forty_thieves_native.c), built by `make`; Python's otherwise
+    from . import _forty_thieves_native
+except ImportError:  # pragma: no cover - a checkout nobody built (tests/solver/test_native_build.py fails then)
+    _forty_thieves_native = None  # type: ignore[assignment]
 
 MOVE = int(Action.MOVE)
 DEAL: MoveLike = (int(Action.DEAL), -1, -1, 0)
@@ -133,6 +150,11 @@ AUTO_SOURCES = (*T, WASTE)
 # UNDO[m]: the move that would undo the tableau move m (one card from pile to pile).
 UNDO: Final[dict[MoveLike, MoveLike]] = {(MOVE, s, t, 1): (MOVE, t, s, 1) for s in T for t in T if s != t}
 BYTE = [bytes((i,)) for i in range(256)]
+# The compiled parts' tables (see _compiled_parts): a card's suit and rank index card_at,
+# SUITS rows of RANK_SLOTS ranks; NO_ENTRY stands for "none" (no card, no foundation).
+SUITS: Final = 4
+RANK_SLOTS: Final = 16
+NO_ENTRY: Final = 0xFF
 # A beam entry: score, tie-break counter, position, trail (moves, parent trail) or None.
 Trail = Any
 Entry = tuple[float, int, Piles, Trail]
@@ -191,22 +213,38 @@ def _undo(moves: tuple[MoveLike, ...]) -> MoveLike | None:
 
 class _Dfs:
     """The exhaustive depth-first search of :func:`depth_first`, able to pause (at a
-    deadline or a number of positions) and to resume where it stopped."""
+    deadline or a number of positions) and to resume where it stopped; compiled when
+    the strategy's parts are (the same positions and moves: the loop here is the
+    reference)."""
 
     def __init__(self, strategy: FortyThievesStrategy, first: tuple[MoveLike, ...], root: Piles) -> None:
         self.strategy = strategy
-        self.visited = {strategy.key(root)}
-        self.stack: list[Iterator[Child]] = [strategy.children(root)]
-        self.path: list[tuple[MoveLike, ...]] = [first]
+        self.first = first  # the root's automatic moves
         self.result: Outcome | None = None  # SOLVED or UNSOLVABLE once decided
         self.seconds = 0.0  # spent so far
+        kn = strategy.compiled
+        self.compiled = kn.depth_first(root, strategy.home_tables, strategy.prune_lost) if kn is not None else None
+        # the Python search's state (unused when compiled)
+        self.visited = {strategy.key(root)} if self.compiled is None else set()
+        self.stack: list[Iterator[Child]] = [strategy.children(root)] if self.compiled is None else []
+        self.path: list[tuple[MoveLike, ...]] = [first]
+
+    @property
+    def positions(self) -> int:
+        """The positions visited so far, the root included."""
+        return len(self.visited) if self.compiled is None else self.compiled.positions
 
     def run(self, deadline: float, max_states: int) -> Outcome | None:
         """Search on until decided (the result), or None at the deadline or once
         ``max_states`` positions are visited."""
         resumed = time.monotonic()
         try:
-            return self._run(deadline, max_states)
+            if self.compiled is None:
+                return self._run(deadline, max_states)
+            if self.result is None:
+                got = self.compiled.run(deadline, max_states)
+                self.result = Outcome(got) if got is not None else None
+            return self.result
         finally:
             self.seconds += time.monotonic() - resumed
 
@@ -245,7 +283,8 @@ class _Dfs:
         """Once decided: the result and, when solved, the winning moves."""
         assert self.result is not None
         if self.result is Outcome.SOLVED:
-            return Outcome.SOLVED, [Move(*m) for step in self.path for m in step]
+            path = self.path if self.compiled is None else [self.first, *self.compiled.moves()]
+            return Outcome.SOLVED, [Move(*m) for step in path for m in step]
         return Outcome.UNSOLVABLE, []
 
 
@@ -319,15 +358,11 @@ class _BeamRun:
         the time left, keep the best positions one deal on."""
         beam: list[Entry] = [(self.strategy.weighted_score(root, self.weights), 0, root, None)]
         complete = True  # no position dropped so far
-        is_won = self.strategy.is_won
         while beam:
             level = self._look_around(beam)
             if isinstance(level, PassResult):
                 return level
             deals, unexpanded = level
-            for e in deals.values():
-                if is_won(e[2]):
-                    return PassResult(_unwind(e[3]), self.seen + len(deals), PassEnd.WON, self.narrowest)
             if deals:
                 self._fit_width(deals)
             beam, dropped = self._choose(deals)
@@ -339,12 +374,15 @@ class _BeamRun:
         """One stock level: expand best first (lowest score), within the level's
         budget, the positions reachable from the beam without dealing. Returns the
         positions one deal on (by key) and whether positions of the level were left
-        unexpanded, or the pass's end (a win, the deadline, the position budget). A
-        child's score is the parent's changed by the one card moved (see
+        unexpanded, or the pass's end (a win, within the level or one deal on, the
+        deadline, the position budget). A child's score is the parent's changed by the
+        one card moved (see
         :meth:`FortyThievesStrategy.score`), or computed afresh after autoplay. One
         function although long: it is the pass's inner loop, which keeps its counts in
         locals."""
         kn = self.strategy
+        if kn.compiled is not None:
+            return self._look_around_compiled(kn.compiled, beam)
         key, is_won, children, score = kn.key, kn.is_won, kn.children, kn.weighted_score
         weights = self.weights
         w_home, w_runs, w_waste, w_space = weights
@@ -354,8 +392,7 @@ class _BeamRun:
         heap = list(beam)
         heapq.heapify(heap)
         deals: dict[bytes, Entry] = {}
-        factor = 1 if beam[0][2][STOCK] else kn.final_factor
-        budget = min(self.plan.per_slot * self.width * factor, kn.max_expansions)
+        budget = self._budget(beam)
         while heap and budget > 0:
             budget -= 1
             sc, _, node, trail = heapq.heappop(heap)
@@ -405,7 +442,43 @@ class _BeamRun:
                 heapq.heappush(heap, (sc2, count, child, (moves, trail)))
         self.count, self.tick = count, tick
         self.seen = seen + len(layer)
+        for e in deals.values():  # a deal whose autoplay took every card home
+            if is_won(e[2]):
+                return PassResult(_unwind(e[3]), self.seen + len(deals), PassEnd.WON, self.narrowest)
         return deals, bool(heap)
+
+    def _budget(self, beam: list[Entry]) -> int:
+        """The level's expansions: per beam slot, times the width (the final level's
+        more), within :attr:`~FortyThievesStrategy.max_expansions`."""
+        kn = self.strategy
+        factor = 1 if beam[0][2][STOCK] else kn.final_factor
+        return min(self.plan.per_slot * self.width * factor, kn.max_expansions)
+
+    def _look_around_compiled(
+        self, native: _forty_thieves_native.Searcher, beam: list[Entry]
+    ) -> tuple[dict[bytes, Entry], bool] | PassResult:
+        """:meth:`_look_around` run by the compiled search (the same positions, scores,
+        order and answers; the Python loop is the reference)."""
+        end, layer, found, deals, won, won_deal, self.count, self.tick, unexpanded = native.look_around(
+            beam,
+            self.strategy.home_tables,
+            (self.weights.home, self.weights.runs, self.weights.waste, self.weights.spaces),
+            self._budget(beam),
+            self.deadline,
+            self.max_states,
+            self.seen,
+            self.count,
+            self.tick,
+        )
+        positions = self.seen + layer + found
+        if won is not None:
+            return PassResult(_unwind(won), positions, PassEnd.WON, self.narrowest)
+        if deals is None:
+            return PassResult(None, positions, PassEnd(end), self.narrowest)
+        self.seen += layer
+        if won_deal >= 0:
+            return PassResult(_unwind(deals[won_deal][1][3]), self.seen + found, PassEnd.WON, self.narrowest)
+        return dict(deals), unexpanded
 
     def _fit_width(self, deals: dict[bytes, Entry]) -> None:
         """Narrow the beam when the pace of the last levels says the levels left would
@@ -499,7 +572,10 @@ class FortyThievesStrategy(Strategy):
     #: The score's weights; a pass replaces the waste's with its own.
     weights = ScoreWeights(home=5.0, runs=2.0, waste=5.0, spaces=1.0)
 
-    def __init__(self, game: Game, root: State) -> None:
+    def __init__(self, game: Game, root: State, native: bool = True) -> None:
+        """``native``: run the compiled parts of the search when they are built (the
+        beam passes' look-around, the depth-first search and the lost-position test;
+        False: the Python ones, the reference they are tested against)."""
         super().__init__(game, root)
         assert (game.group_range("foundation"), game.group_range("tableau")) == (F, T)
         assert (game.group_start["stock"], game.group_start["waste"]) == (STOCK, WASTE)
@@ -509,6 +585,9 @@ class FortyThievesStrategy(Strategy):
         # foundations -> see buried; one table without and one with bury_both
         self._needs: tuple[dict[Piles, Finder | None], dict[Piles, Finder | None]] = ({}, {})
         self._finders: dict[tuple[int, ...], Finder] = {}  # cards needed -> see buried
+        # the compiled parts, if any (not the core's ``native``: this search is the plug-in's own)
+        self.compiled = _NATIVE if native else None
+        self._is_lost: Callable[[Piles], bool] = self.compiled.is_lost if self.compiled is not None else is_lost
 
     def start(self) -> Piles:
         return tuple(bytes(p) for p in self.root.piles)
@@ -531,12 +610,12 @@ class FortyThievesStrategy(Strategy):
 
         def finish(result: Outcome, moves: list[Move], why: StopReason | None = None) -> SolveResult:
             """The search's answer, with what the depth-first search saw recorded."""
-            log.dfs = (result if dfs.result is not None else Outcome.UNKNOWN, len(dfs.visited), dfs.seconds)
-            return SolveResult(result, moves, pace.positions + len(dfs.visited), time.monotonic() - started, why)
+            log.dfs = (result if dfs.result is not None else Outcome.UNKNOWN, dfs.positions, dfs.seconds)
+            return SolveResult(result, moves, pace.positions + dfs.positions, time.monotonic() - started, why)
 
         if dfs.run(deadline, min(self.probe_states, max_states)) is not None:
             return finish(*dfs.verdict())
-        log.probe = len(dfs.visited)
+        log.probe = dfs.positions
         for plan in self.schedule:
             now = time.monotonic()
             # the depth-first search's slice: its share of the time so far
@@ -551,7 +630,7 @@ class FortyThievesStrategy(Strategy):
                 continue  # it would be cut off: its work lost
             if left <= 0.01:
                 break
-            r = self.beam_pass(root, plan, now + left, max_states - pace.positions - len(dfs.visited))
+            r = self.beam_pass(root, plan, now + left, max_states - pace.positions - dfs.positions)
             pace.record(plan, r, time.monotonic() - now)
             log.passes.append((plan, r))
             if r.moves is not None:
@@ -562,7 +641,7 @@ class FortyThievesStrategy(Strategy):
                 return finish(Outcome.UNKNOWN, [], StopReason.STATES)
         if dfs.run(deadline, max_states - pace.positions) is not None:
             return finish(*dfs.verdict())
-        out_of_states = pace.positions + len(dfs.visited) >= max_states
+        out_of_states = pace.positions + dfs.positions >= max_states
         return finish(Outcome.UNKNOWN, [], StopReason.STATES if out_of_states else StopReason.TIME)
 
     def beam_pass(self, root: Piles, plan: BeamPass, deadline: float, max_states: int) -> PassResult:
@@ -633,9 +712,10 @@ class FortyThievesStrategy(Strategy):
         return sum(map(len, p[FOUNDATIONS])) == CARDS
 
     def lost(self, p: Piles) -> bool:
-        """Whether ``p`` is recognised as lost (:func:`is_lost`, unless
-        :attr:`prune_lost` is off): both searches leave its moves out."""
-        return self.prune_lost and is_lost(p)
+        """Whether ``p`` is recognised as lost (:func:`is_lost`, compiled when
+        :attr:`compiled` is set, unless :attr:`prune_lost` is off): both searches leave
+        its moves out."""
+        return self.prune_lost and self._is_lost(p)
 
     def auto(self, p: Piles) -> tuple[tuple[MoveLike, ...], Piles]:
         moves: list[MoveLike] = []
@@ -669,6 +749,15 @@ class FortyThievesStrategy(Strategy):
             if len(self._homes) < 100_000:
                 self._homes[fnd] = got
         return got
+
+    def home_tables(self, fnd: Piles) -> bytes:
+        """:meth:`_homes_of` as the compiled search reads it: for each card slot the
+        foundation that takes it now, then the same for the engine's autoplay
+        (:data:`NO_ENTRY`: none)."""
+        home, safe = self._homes_of(fnd)
+        return bytes(home.get(c, NO_ENTRY) for c in range(CARD_SLOTS)) + bytes(
+            safe.get(c, NO_ENTRY) for c in range(CARD_SLOTS)
+        )
 
     @staticmethod
     def _targets(p: Piles) -> dict[int, int]:
@@ -989,3 +1078,41 @@ def is_lost(p: Piles) -> bool:
         if not p[t]:
             return False
     return _Frozen(p).settle()
+
+
+def _compiled_parts() -> _forty_thieves_native.Searcher | None:
+    """The compiled search parts (None when the module is not built), given the
+    engine's rules as tables (so no rule is restated in C): the layout; for each card
+    the card that goes on it in the tableau (``BELOW``) and the card it goes on (its
+    inverse), its suit and rank, the card of each suit and rank; the copies of each
+    card (decks; as many foundations a suit), the cards of a won game and the engine's
+    move codes."""
+    if _forty_thieves_native is None:  # pragma: no cover - a checkout nobody built
+        return None
+    goes_on = [-1] * CARD_SLOTS
+    for parent, child in enumerate(BELOW):
+        if child >= 0:
+            goes_on[child] = parent
+    card_at = [-1] * (SUITS * RANK_SLOTS)
+    for card in ALL_CARDS:
+        card_at[SUIT_OF[card] * RANK_SLOTS + RANK_OF[card]] = card
+
+    def table(values: list[int] | tuple[int, ...]) -> bytes:
+        return bytes(NO_ENTRY if v < 0 else v for v in values)
+
+    return _forty_thieves_native.Searcher(
+        layout=(F.start, len(F), T.start, len(T), STOCK, WASTE),
+        goes_on=table(goes_on),
+        below=table(BELOW),
+        suit=table(SUIT_OF),
+        rank=table([RANK_OF[c] if c in ALL_CARDS else 0 for c in range(CARD_SLOTS)]),
+        card_at=table(card_at),
+        copies=FortyThieves.decks,
+        cards=CARDS,
+        move_action=MOVE,
+        deal_action=DEAL[0],
+    )
+
+
+#: Made once: it holds only the rules' tables (so searches in several threads share it).
+_NATIVE: Final = _compiled_parts()
