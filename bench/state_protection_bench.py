@@ -20,6 +20,12 @@ all games; the worst game is shown too. ``--profile GAME`` shows instead where a
 round trip's time goes (cProfile over the same requests, by cumulative time).
 
     .venv/bin/python -m bench.state_protection_bench [--requests 300] [--rounds 2] [--profile forty-thieves]
+        [--games penguin,forty-thieves] [--clock cpu] [--through gunicorn]
+
+``--clock cpu`` times each round trip by the CPU time of the bench's thread instead of the
+wall clock: through the test client that is the app's own work, which other processes of a
+shared machine cannot stretch by taking the CPU away (they still slow it down through the
+caches they share).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import pstats
 import secrets
 import statistics
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from flask import Flask
@@ -121,10 +127,17 @@ def as_answered(app: Flask, game: str, body: Body) -> Body:
     return {**body, "state": answer_state(settings_of(app).state, position)}
 
 
-def round_trip(client: Poster, url: str, body: Body) -> float:
-    t0 = time.perf_counter()
+# What a round trip is timed with: the wall clock, or the CPU time of the bench's thread
+# (through the test client, the app runs in it: a figure the other processes of a shared
+# machine do not stretch by taking the CPU away; through gunicorn it counts only the client).
+Clock = Callable[[], float]
+CLOCKS: dict[str, Clock] = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+
+def round_trip(client: Poster, url: str, body: Body, clock: Clock = time.perf_counter) -> float:
+    t0 = clock()
     r = client.post(url, json=body)
-    elapsed = time.perf_counter() - t0
+    elapsed = clock() - t0
     assert r.status_code == 200, r.get_data(as_text=True)
     return elapsed
 
@@ -137,7 +150,7 @@ def check_alike(clients: Clients, url: str, bodies: Bodies) -> None:
         assert len(set(map(repr, seen.values()))) == 1, f"{url} request {i} ({open_body['move']}): the modes differ"
 
 
-def time_game(clients: Clients, url: str, bodies: Bodies, rounds: int) -> dict[StateProtection, list[float]]:
+def time_game(clients: Clients, url: str, bodies: Bodies, rounds: int, clock: Clock) -> dict[StateProtection, list[float]]:
     """Seconds per request and mode over ``rounds`` passes of the requests, the modes'
     order rotating from one request to the next."""
     times: dict[StateProtection, list[float]] = {mode: [] for mode in MODES}
@@ -145,7 +158,7 @@ def time_game(clients: Clients, url: str, bodies: Bodies, rounds: int) -> dict[S
         for i in range(len(bodies[StateProtection.OPEN])):
             for k in range(len(MODES)):
                 mode = MODES[(r + i + k) % len(MODES)]
-                times[mode].append(round_trip(clients[mode], url, bodies[mode][i]))
+                times[mode].append(round_trip(clients[mode], url, bodies[mode][i], clock))
     return times
 
 
@@ -164,22 +177,30 @@ def row(name: str, figures: list[float]) -> str:
     return f"{name:24}" + "".join(f"{f:13.3f}" for f in figures)
 
 
-def compare(by_mode: Mapping[StateProtection, Flask], clients: Clients, through: str, requests: int, rounds: int) -> None:
+def compare(
+    by_mode: Mapping[StateProtection, Flask],
+    clients: Clients,
+    through: str,
+    requests: int,
+    rounds: int,
+    games: list[str],
+    clock: Clock,
+) -> None:
     """The comparison table: per game, then over all games, and the verdicts."""
-    print(f"POST /moves round trip, {through}: {requests} requests per game and mode, {rounds} rounds")
+    print(f"POST /moves round trip, {through}: {requests} requests per game and mode, {rounds} rounds, {clock.__name__}")
     print("medians in ms, and their ratios to open mode's")
     header = [f"{m.value} ms" for m in MODES] + [f"{m.value}/open" for m in MODES[1:]]
     print(f"{'game':24}" + "".join(f"{h:>13}" for h in header))
     every: dict[StateProtection, list[float]] = {mode: [] for mode in MODES}
     ratios: dict[StateProtection, dict[str, float]] = {mode: {} for mode in MODES[1:]}
-    for game in GAME_CLASSES:
+    for game in games:
         url = f"/v1/games/{game}/moves"
         bodies = mode_bodies(by_mode, game, requests)
         check_alike(clients, url, bodies)
         for mode in MODES:
             for body in bodies[mode][:WARM_REQUESTS]:
                 round_trip(clients[mode], url, body)
-        times = time_game(clients, url, bodies, rounds)
+        times = time_game(clients, url, bodies, rounds, clock)
         medians = {mode: statistics.median(t) * 1e3 for mode, t in times.items()}
         for mode in MODES:
             every[mode] += times[mode]
@@ -222,10 +243,12 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=300, help="POST /moves per game and mode")
     ap.add_argument("--rounds", type=int, default=2, help="timed passes over the requests")
     ap.add_argument("--profile", choices=list(GAME_CLASSES), help="profile sealed round trips of this game instead")
+    ap.add_argument("--games", type=lambda text: text.split(","), default=list(GAME_CLASSES), help="games to compare, comma-separated (default: all)")
     ap.add_argument(
         "--through", choices=["test-client", "gunicorn"], default="test-client",
         help="the Flask test client (the app's own cost), or real gunicorn servers on loopback (what a client sees)",
     )
+    ap.add_argument("--clock", choices=list(CLOCKS), default="wall", help="time round trips by the wall clock or by CPU time")
     args = ap.parse_args()
     environ = environs()
     by_mode = apps(environ)
@@ -233,10 +256,10 @@ def main() -> None:
         profile(by_mode, args.profile, args.requests)
     elif args.through == "gunicorn":
         with servers(environ) as clients:
-            compare(by_mode, clients, "gunicorn on loopback, keep-alive", args.requests, args.rounds)
+            compare(by_mode, clients, "gunicorn on loopback, keep-alive", args.requests, args.rounds, args.games, CLOCKS[args.clock])
     else:
         clients = {mode: app.test_client() for mode, app in by_mode.items()}
-        compare(by_mode, clients, "Flask test client", args.requests, args.rounds)
+        compare(by_mode, clients, "Flask test client", args.requests, args.rounds, args.games, CLOCKS[args.clock])
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from service.settings import StateProtection, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
 from .state_sealing import KeyedDeals, keeps_secrets, readable_part, redact_event, seal, signed_part, unseal
-from .state_signing import sign_state, verify_state
+from .state_signing import DOMAINS, position_canonical, protects, sign_state, verify_state
 from .wire import SEALED_FIELD, NotationError, event_to_json, move_to_json, read_body, read_header, state_to_json
 
 
@@ -61,7 +61,10 @@ def answer_state(protection: StateProtectionSettings, position: Position) -> dic
     if not (is_sealed(protection) and keeps_secrets(game.id)):
         # The number the player knows: in sealed mode a game that keeps no secret has no
         # sealed part, and its seed (which played its part in the deal) is never shown.
-        return sign_state(protection, state_to_json(game, state._replace(deal=deal)))
+        data = state_to_json(game, state._replace(deal=deal))
+        if not protects(protection):
+            return data
+        return sign_state(protection, data, position_canonical(game, state, deal, DOMAINS[protection.mode]))
     data, signed = seal(protection.keys[0], game, state, deal)
     return sign_state(protection, data, signed)
 
@@ -80,7 +83,7 @@ def position_answer(protection: StateProtectionSettings, position: Position) -> 
 def answer_events(protection: StateProtectionSettings, game: Game, after: State, events: list[Event]) -> list[dict[str, Any]]:
     """A move's events as its answer lists them; in sealed mode no event names a card
     that lies face down in ``after``."""
-    if is_sealed(protection):
+    if is_sealed(protection) and game.face_down_piles:  # with no face-down pile, nothing to redact
         events = [redact_event(game, after, e) for e in events]
     return [event_to_json(game, e) for e in events]
 

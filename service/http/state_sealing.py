@@ -43,10 +43,8 @@ True
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hmac
-import json
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -65,13 +63,21 @@ from service.engine.registry import get_game
 from service.settings import StateKey, StateProtection, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
-from .state_signing import DOMAINS, SIGNATURE_FIELD, canonical_json, canonical_state
+from .state_signing import (
+    DOMAINS,
+    SIGNATURE_FIELD,
+    b64url,
+    canonical_json,
+    canonical_state,
+    from_b64url,
+    position_canonical,
+)
 from .wire import FACE_DOWN_FIELD, MAX_SEALED_CHARS, SEALED_FIELD, format_deal, state_to_json
 
 PAYLOAD_VERSION: Final = 1
 NONCE_BYTES: Final = 12
 SEED_BYTES: Final = 9  # 10**20 - 1 < 2**72
-CARD_BYTES: Final = frozenset(ALL_CARDS)  # the payload bytes that are cards
+CARD_BYTES: Final = bytes(sorted(ALL_CARDS))  # the payload bytes that are cards
 SEAL_INFO: Final = b"patience-engine seal v1"
 DEAL_INFO: Final = b"patience-engine deal v1"
 SEALED_DOMAIN: Final = DOMAINS[StateProtection.SEALED]
@@ -134,20 +140,19 @@ def seal(key: StateKey, game: Game, state: State, deal: int) -> tuple[dict[str, 
     data["deal"] = format_deal(deal)
     payload = bytearray((PAYLOAD_VERSION,))
     payload += state.deal.to_bytes(SEED_BYTES, "big")
-    counts: dict[str, list[int]] = {}
-    for name in hidden:
-        counts[name] = []
-        for p in game.group_range(name):
-            pile = state.piles[p]
-            counts[name].append(len(pile))
-            payload.append(len(pile))
-            payload += bytes(pile)
+    counts: dict[str, list[int]] = {name: [] for name in hidden}
+    for p in game.face_down_piles:  # the piles of the hidden groups, in layout order
+        pile = state.piles[p]
+        counts[game.group_of[p]].append(len(pile))
+        payload.append(len(pile))
+        payload += bytes(pile)
     data[FACE_DOWN_FIELD] = counts
     nonce = os.urandom(NONCE_BYTES)
-    readable = readable_part(data)
+    readable = position_canonical(game, state, deal, SEALED_DOMAIN, hidden)  # readable_part(data), from the position
     box = sealing_cipher(key.secret).encrypt(nonce, bytes(payload), readable)
-    data[SEALED_FIELD] = base64.urlsafe_b64encode(nonce + box).rstrip(b"=").decode("ascii")
-    return data, signed_part(readable, data[SEALED_FIELD])
+    sealed = data[SEALED_FIELD] = b64url(nonce + box)
+    # signed_part(readable, sealed): base64url text is its own JSON string, quoted
+    return data, readable[:-1] + SEALED_KEY + b'"' + sealed.encode("ascii") + b'"}'
 
 
 def readable_part(data: Mapping[str, Any]) -> bytes:
@@ -157,6 +162,7 @@ def readable_part(data: Mapping[str, Any]) -> bytes:
 
 
 UNSIGNED_BY_SEAL: Final = frozenset((SEALED_FIELD, SIGNATURE_FIELD))
+SEALED_KEY: Final = b',"' + SEALED_FIELD.encode("ascii") + b'":'
 
 
 def signed_part(readable: bytes, sealed: Any) -> bytes:
@@ -164,7 +170,7 @@ def signed_part(readable: bytes, sealed: Any) -> bytes:
     its :func:`readable_part` and its sealed part, without building the JSON again: in
     sorted order ``sealed`` is the last key of a state without its signature (every other
     key of the state schema sorts before it)."""
-    return readable[:-1] + b',"' + SEALED_FIELD.encode() + b'":' + json.dumps(sealed).encode("ascii") + b"}"
+    return readable[:-1] + SEALED_KEY + canonical_json(sealed) + b"}"
 
 
 def unseal(
@@ -179,7 +185,7 @@ def unseal(
     try:
         if not isinstance(sealed, str) or len(sealed) > MAX_SEALED_CHARS or not isinstance(counts, Mapping):
             raise ValueError("no sealed part")
-        raw = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
+        raw = from_b64url(sealed)
         payload = sealing_cipher(key.secret).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], readable)
         return read_payload(game, payload, counts)
     except (ValueError, IndexError, binascii.Error, InvalidTag):
@@ -200,21 +206,19 @@ def read_payload(game: Game, payload: bytes, counts: Mapping[str, Any]) -> tuple
     if seed > MAX_DEAL:
         raise ValueError("seed out of range")
     at = 1 + SEED_BYTES
-    hidden: dict[str, list[Pile]] = {}
-    for name in face_down_groups(game.id):
-        piles: list[Pile] = []
-        for _ in range(game.group(name).count):
-            n = payload[at]
-            cards = payload[at + 1 : at + 1 + n]
-            if len(cards) != n or not CARD_BYTES.issuperset(cards):
-                raise ValueError("not cards")
-            piles.append(tuple(cards))
-            at += 1 + n
-        hidden[name] = piles
-        if [len(p) for p in piles] != counts.get(name):
-            raise ValueError("face-down counts differ")
+    hidden: dict[str, list[Pile]] = {name: [] for name in face_down_groups(game.id)}
+    for p in game.face_down_piles:  # the piles of the hidden groups, in layout order
+        n = payload[at]
+        cards = payload[at + 1 : at + 1 + n]
+        if len(cards) != n or cards.translate(None, CARD_BYTES):  # short, or a byte that is no card
+            raise ValueError("not cards")
+        hidden[game.group_of[p]].append(tuple(cards))
+        at += 1 + n
     if at != len(payload) or set(counts) != set(hidden):
         raise ValueError("payload length")
+    for name, piles in hidden.items():
+        if [len(p) for p in piles] != counts[name]:
+            raise ValueError("face-down counts differ")
     return hidden, seed
 
 
