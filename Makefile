@@ -36,7 +36,7 @@ native: venv
 		$(MAKE) --no-print-directory $(foreach s,$(NATIVE_SRCS:.c=),"$(s)$$ext")
 
 # One pattern rule with a target pattern per module: setup.py builds them all at once.
-$(addsuffix .%.so,$(NATIVE_SRCS:.c=)): $(NATIVE_SRCS) setup.py $(VENV)/.installed
+$(addsuffix .%.so,$(NATIVE_SRCS:.c=)): $(NATIVE_SRCS) service/solver/plugins/_native_keyset.h setup.py $(VENV)/.installed
 	@echo '#include <Python.h>' | $$($(NATIVE_PROBE)) -fsyntax-only -x c - 2>/dev/null \
 		|| (apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev)
 	$(PY) -W ignore setup.py -q build_ext --inplace --force

@@ -15,17 +15,21 @@ from setuptools import Extension, setup
 
 # Appended after the interpreter's own CFLAGS (which may say -O3), so this level wins.
 OPTIMIZE = "-O2"
+# The growable array and key set both modules include (a change rebuilds both).
+KEYSET_HEADER = "service/solver/plugins/_native_keyset.h"
 
 setup(
     ext_modules=[
         Extension(
             "service.solver.plugins._penguin_native",
             ["service/solver/plugins/_penguin_native.c"],
+            depends=[KEYSET_HEADER],
             extra_compile_args=[OPTIMIZE],
         ),
         Extension(
             "service.solver.plugins._forty_thieves_native",
             ["service/solver/plugins/_forty_thieves_native.c"],
+            depends=[KEYSET_HEADER],
             extra_compile_args=[OPTIMIZE],
         ),
     ],

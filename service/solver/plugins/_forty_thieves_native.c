@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "_native_keyset.h"
+
 #define SLOTS 64         /* every card is below this (cards.py CARD_SLOTS) */
 #define SUITS 4
 #define RANKS 16         /* foundation ranks 1 .. king, king below this */
@@ -76,26 +78,6 @@ typedef struct {
     int nheights[SUITS];
     int reach[SUITS][MAXFOUNDATIONS][RANKS + 1];
 } Frozen;
-
-/* ---- growable arrays ------------------------------------------------------------ */
-typedef struct { void *p; size_t len, cap, size; } Vec;
-
-static int vec_reserve(Vec *v, size_t n) {
-    if (v->len + n <= v->cap) return 0;
-    size_t cap = v->cap ? v->cap : 64;
-    while (cap < v->len + n) cap *= 2;
-    void *p = realloc(v->p, cap * v->size);
-    if (!p) return -1;
-    v->p = p;
-    v->cap = cap;
-    return 0;
-}
-
-static void vec_free(Vec *v) {
-    free(v->p);
-    v->p = NULL;
-    v->len = v->cap = 0;
-}
 
 /* ---- the fixpoint (the methods of _Frozen, in its order) ------------------------- */
 
@@ -207,6 +189,10 @@ static int settle(Frozen *z) {
 
 #define POSCARDS 128 /* cards of a position outside the stock (and in it), at most */
 #define MAXCAND 512  /* candidate moves of one position, at most */
+/* Every key (a position's, at most POSCARDS + MAXSTACKS + 2 bytes; a set of foundations',
+ * at most MAXPILES + POSCARDS) fits the key set's length byte. */
+_Static_assert(MAXPILES + POSCARDS <= KEYSET_KEY_MAX && POSCARDS + MAXSTACKS + 2 <= KEYSET_KEY_MAX,
+               "a key's length must fit the key set's length byte");
 
 /* A position: each pile's length, and the cards of every pile but the stock one pile
  * after another (the stock is the level's: its first len[stock] cards). */
@@ -231,111 +217,6 @@ typedef struct {
 } Node;
 
 typedef struct { int8_t home[SLOTS], safe[SLOTS]; } Homes; /* see forty_thieves.py _homes_of */
-
-/* A set of byte strings, each with an int value: an arena of keys (a 16-bit length,
- * then the bytes) and an open-addressed table of their ids. */
-typedef struct {
-    Vec arena, offsets, values; /* uint8_t; uint32_t per id; int32_t per id */
-    uint64_t *slots;            /* 0: empty; else the hash's high 32 bits << 32 | (id + 1) */
-    size_t mask;
-} KeySet;
-
-static uint64_t hash_key(const uint8_t *b, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-    }
-    uint64_t w = 0;
-    memcpy(&w, b + i, n - i);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    h ^= h >> 29;
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-    return h;
-}
-
-static int keyset_init(KeySet *k) {
-    memset(k, 0, sizeof *k);
-    k->arena.size = 1;
-    k->offsets.size = sizeof(uint32_t);
-    k->values.size = sizeof(int32_t);
-    k->mask = 255;
-    k->slots = calloc(k->mask + 1, sizeof(uint64_t));
-    return k->slots ? 0 : -1;
-}
-
-static void keyset_free(KeySet *k) {
-    vec_free(&k->arena);
-    vec_free(&k->offsets);
-    vec_free(&k->values);
-    free(k->slots);
-    k->slots = NULL;
-}
-
-static size_t keyset_count(const KeySet *k) { return k->offsets.len; }
-
-static const uint8_t *keyset_key(const KeySet *k, uint32_t id, size_t *n) {
-    const uint8_t *a = (const uint8_t *)k->arena.p + ((uint32_t *)k->offsets.p)[id];
-    *n = (size_t)a[0] | (size_t)a[1] << 8;
-    return a + 2;
-}
-
-static int keyset_grow(KeySet *k) {
-    size_t cap = (k->mask + 1) * 2;
-    uint64_t *slots = calloc(cap, sizeof(uint64_t));
-    if (!slots) return -1;
-    for (size_t i = 0; i <= k->mask; i++) {
-        uint64_t e = k->slots[i];
-        if (!e) continue;
-        size_t n;
-        const uint8_t *key = keyset_key(k, (uint32_t)(e & 0xffffffffu) - 1, &n);
-        size_t j = hash_key(key, n) & (cap - 1);
-        while (slots[j]) j = (j + 1) & (cap - 1);
-        slots[j] = e;
-    }
-    free(k->slots);
-    k->slots = slots;
-    k->mask = cap - 1;
-    return 0;
-}
-
-/* The id of the key (*id), adding it with ``value`` when new: 1 if it was new, 0 if
- * already there, -1 when out of memory. */
-static int keyset_add(KeySet *k, const uint8_t *key, size_t n, int32_t value, uint32_t *id) {
-    uint64_t h = hash_key(key, n);
-    uint64_t tag = h & 0xffffffff00000000ull;
-    size_t j = h & k->mask;
-    for (;;) {
-        uint64_t e = k->slots[j];
-        if (!e) break;
-        if ((e & 0xffffffff00000000ull) == tag) {
-            size_t m;
-            const uint8_t *other = keyset_key(k, (uint32_t)(e & 0xffffffffu) - 1, &m);
-            if (m == n && memcmp(other, key, n) == 0) {
-                *id = (uint32_t)(e & 0xffffffffu) - 1;
-                return 0;
-            }
-        }
-        j = (j + 1) & k->mask;
-    }
-    if (k->arena.len + n + 2 > UINT32_MAX || n > 0xffff) return -1;
-    if (vec_reserve(&k->arena, n + 2) || vec_reserve(&k->offsets, 1) || vec_reserve(&k->values, 1)) return -1;
-    *id = (uint32_t)k->offsets.len;
-    ((uint32_t *)k->offsets.p)[k->offsets.len++] = (uint32_t)k->arena.len;
-    ((int32_t *)k->values.p)[k->values.len++] = value;
-    uint8_t *a = (uint8_t *)k->arena.p + k->arena.len;
-    a[0] = (uint8_t)(n & 0xff);
-    a[1] = (uint8_t)(n >> 8);
-    memcpy(a + 2, key, n);
-    k->arena.len += n + 2;
-    k->slots[j] = tag | (uint64_t)(*id + 1);
-    if (k->offsets.len * 2 > k->mask + 1 && keyset_grow(k)) return -1;
-    return 1;
-}
 
 /* One call of the look-around: the level's positions and sets, and its Python side. */
 typedef struct {
@@ -404,7 +285,7 @@ static int homes_index(Level *L, const Pos *p) {
         at += p->len[f];
     }
     uint32_t id;
-    int added = keyset_add(&L->fnds, key, n, 0, &id);
+    int added = keyset_add(&L->fnds, key, n, &id);
     if (added <= 0) return added < 0 ? -1 : (int)id;
     if (vec_reserve(&L->tables, 1)) return -1;
     Homes *h = (Homes *)L->tables.p + L->tables.len;
@@ -704,7 +585,7 @@ static int look_around(Level *L, Run *r) {
             size_t klen = pos_key(kn, &child.pos, key);
             uint32_t kid;
             if (m.deal) { /* a deal: the next level */
-                int added = keyset_add(&L->dealt, key, klen, 0, &kid);
+                int added = keyset_add(&L->dealt, key, klen, &kid);
                 if (added < 0) return END_ERROR;
                 if (!added) continue;
                 child.score = nsteps == 1 ? parent.score + L->w_waste : full_score(L, &child.pos);
@@ -714,7 +595,7 @@ static int look_around(Level *L, Run *r) {
                 ((int32_t *)L->deals.p)[L->deals.len++] = cid;
                 continue;
             }
-            int added = keyset_add(&L->layer, key, klen, 0, &kid);
+            int added = keyset_add(&L->layer, key, klen, &kid);
             if (added < 0) return END_ERROR;
             if (!added) continue;
             int won = 0;
@@ -769,7 +650,7 @@ static int level_init(Level *L, const Searcher *kn) {
     L->steps.size = sizeof(Step);
     L->heap.size = L->deals.size = sizeof(int32_t);
     L->tables.size = sizeof(Homes);
-    if (keyset_init(&L->layer) || keyset_init(&L->dealt) || keyset_init(&L->fnds)) {
+    if (keyset_init(&L->layer, 256) || keyset_init(&L->dealt, 256) || keyset_init(&L->fnds, 256)) {
         level_free(L);
         return -1;
     }
@@ -1027,7 +908,7 @@ static PyObject *Searcher_look_around(Searcher *self, PyObject *args, PyObject *
         uint32_t kid;
         node = (Node *)L.nodes.p + i;
         node->homes = homes;
-        if (homes < 0 || keyset_add(&L.layer, key, pos_key(self, &node->pos, key), 0, &kid) < 0 ||
+        if (homes < 0 || keyset_add(&L.layer, key, pos_key(self, &node->pos, key), &kid) < 0 ||
             heap_push(&L, (int32_t)i))
             end = END_ERROR;
     }
@@ -1367,7 +1248,7 @@ static int dfs_run(DepthFirst *d, double deadline, long long max_states) {
             int to_home, nsteps = make_child(L, &child, m, steps, &to_home);
             if (nsteps < 0) return DFS_ERROR;
             uint32_t kid;
-            int added = keyset_add(&d->visited, key, pos_key(kn, &child.pos, key), 0, &kid);
+            int added = keyset_add(&d->visited, key, pos_key(kn, &child.pos, key), &kid);
             if (added < 0) return DFS_ERROR;
             if (!added) continue;
             if (vec_reserve(&d->steps, (size_t)nsteps)) return DFS_ERROR;
@@ -1496,7 +1377,7 @@ static PyObject *Searcher_depth_first(Searcher *self, PyObject *args, PyObject *
     d->prune_lost = prune_lost;
     d->frames.size = sizeof(Frame);
     d->cands.size = d->steps.size = sizeof(Step);
-    if (level_init(&d->L, self) || keyset_init(&d->visited)) {
+    if (level_init(&d->L, self) || keyset_init(&d->visited, 256)) {
         Py_DECREF(d);
         return PyErr_NoMemory();
     }
@@ -1525,7 +1406,7 @@ static PyObject *Searcher_depth_first(Searcher *self, PyObject *args, PyObject *
     d->L.thread = PyEval_SaveThread();
     node.homes = homes_index(&d->L, &node.pos);
     PyEval_RestoreThread(d->L.thread);
-    if (node.homes < 0 || keyset_add(&d->visited, key, pos_key(self, &node.pos, key), 0, &kid) < 0 ||
+    if (node.homes < 0 || keyset_add(&d->visited, key, pos_key(self, &node.pos, key), &kid) < 0 ||
         push_frame(d, &node, 0)) {
         if (!d->L.failed) PyErr_NoMemory();
         Py_DECREF(d);

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "_native_keyset.h"
+
 #define NF 4           /* foundations */
 #define NT 7           /* tableau piles */
 #define MAXC 10        /* cells, at most (the family's option allows 0-10) */
@@ -27,6 +29,7 @@
 #define MAXSTEP 128    /* engine moves of one step: a candidate and its automatic moves */
 #define MAXCAND 256    /* candidates of one position */
 #define KEYMAX (NCARDS + NT + MAXC + 2)
+_Static_assert(KEYMAX <= KEYSET_KEY_MAX, "a key's length must fit the key set's length byte");
 
 /* Scores of penguin.py (the order candidates are tried in, lowest first). */
 enum {
@@ -55,145 +58,6 @@ typedef struct {
     uint8_t n;
     Mv mv[MAXMV];
 } Cand;
-
-/* ---- growable arrays ------------------------------------------------------------ */
-typedef struct { void *p; size_t len, cap, size; } Vec;
-
-static int vec_reserve(Vec *v, size_t n) {
-    if (v->len + n <= v->cap) return 0;
-    size_t cap = v->cap ? v->cap : 64;
-    while (cap < v->len + n) cap *= 2;
-    void *p = realloc(v->p, cap * v->size);
-    if (!p) return -1;
-    v->p = p;
-    v->cap = cap;
-    return 0;
-}
-#define VEC(T) ((T *)v->p)
-static void vec_free(Vec *v) { free(v->p); v->p = NULL; v->len = v->cap = 0; }
-
-/* ---- the visited set: keys in an arena, an open-addressed table of their ids ----- */
-typedef struct {
-    Vec arena;      /* uint8_t: each key as its length byte, then its bytes */
-    Vec offsets;    /* uint32_t per key id: where it starts in the arena */
-    uint64_t *slots; /* 0: empty; else hash's high 32 bits << 32 | (id + 1) */
-    size_t mask;
-} Visited;
-
-static uint64_t hash_bytes(const uint8_t *b, size_t n) {
-    uint64_t h = 0x243F6A8885A308D3ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
-    }
-    uint64_t w = 0;
-    memcpy(&w, b + i, n - i);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-    h *= 0x94D049BB133111EBull;
-    h ^= h >> 32;
-    return h;
-}
-
-static int visited_init(Visited *v) {
-    memset(v, 0, sizeof *v);
-    v->arena.size = 1;
-    v->offsets.size = sizeof(uint32_t);
-    v->mask = 1023;
-    v->slots = calloc(v->mask + 1, sizeof(uint64_t));
-    return v->slots ? 0 : -1;
-}
-
-static void visited_free(Visited *v) {
-    vec_free(&v->arena);
-    vec_free(&v->offsets);
-    free(v->slots);
-    v->slots = NULL;
-}
-
-static size_t visited_count(const Visited *v) { return v->offsets.len; }
-
-static const uint8_t *visited_key(const Visited *v, uint32_t id) {
-    return (const uint8_t *)v->arena.p + ((uint32_t *)v->offsets.p)[id];
-}
-
-static int visited_grow(Visited *v) {
-    size_t cap = (v->mask + 1) * 2;
-    uint64_t *slots = calloc(cap, sizeof(uint64_t));
-    if (!slots) return -1;
-    for (size_t i = 0; i <= v->mask; i++) {
-        uint64_t e = v->slots[i];
-        if (!e) continue;
-        const uint8_t *k = visited_key(v, (uint32_t)(e & 0xffffffffu) - 1);
-        size_t j = hash_bytes(k + 1, k[0]) & (cap - 1);
-        while (slots[j]) j = (j + 1) & (cap - 1);
-        slots[j] = e;
-    }
-    free(v->slots);
-    v->slots = slots;
-    v->mask = cap - 1;
-    return 0;
-}
-
-/* Adds the key; returns 1 if it was new, 0 if already there, -1 when out of memory. */
-static int visited_add(Visited *v, const uint8_t *key, size_t n) {
-    uint64_t h = hash_bytes(key, n);
-    uint64_t tag = h & 0xffffffff00000000ull;
-    size_t j = h & v->mask;
-    for (;;) {
-        uint64_t e = v->slots[j];
-        if (!e) break;
-        if ((e & 0xffffffff00000000ull) == tag) {
-            const uint8_t *k = visited_key(v, (uint32_t)(e & 0xffffffffu) - 1);
-            if (k[0] == n && memcmp(k + 1, key, n) == 0) return 0;
-        }
-        j = (j + 1) & v->mask;
-    }
-    if (v->arena.len + n + 1 > UINT32_MAX) return -1; /* offsets are 32-bit: about 60 million keys */
-    if (vec_reserve(&v->arena, n + 1) || vec_reserve(&v->offsets, 1)) return -1;
-    uint32_t id = (uint32_t)v->offsets.len;
-    ((uint32_t *)v->offsets.p)[v->offsets.len++] = (uint32_t)v->arena.len;
-    uint8_t *a = (uint8_t *)v->arena.p + v->arena.len;
-    a[0] = (uint8_t)n;
-    memcpy(a + 1, key, n);
-    v->arena.len += n + 1;
-    v->slots[j] = tag | (uint64_t)(id + 1);
-    if (v->offsets.len * 2 > v->mask + 1 && visited_grow(v)) return -1;
-    return 1;
-}
-
-/* Forgets the key added last (a depth-first line cut at the depth bound), so that a
- * shorter line may reach it: backward-shift deletion keeps linear probing intact. */
-static void visited_drop_last(Visited *v) {
-    uint32_t id = (uint32_t)v->offsets.len - 1;
-    const uint8_t *k = visited_key(v, id);
-    size_t j = hash_bytes(k + 1, k[0]) & v->mask;
-    while ((uint32_t)(v->slots[j] & 0xffffffffu) != id + 1) j = (j + 1) & v->mask;
-    size_t i = j;
-    for (;;) {
-        v->slots[i] = 0;
-        size_t n = i;
-        for (;;) {
-            n = (n + 1) & v->mask;
-            uint64_t e = v->slots[n];
-            if (!e) goto done;
-            const uint8_t *kk = visited_key(v, (uint32_t)(e & 0xffffffffu) - 1);
-            size_t home = hash_bytes(kk + 1, kk[0]) & v->mask;
-            /* may the entry at n move to the hole at i? only if its home is not in (i, n] */
-            if (i <= n ? (home <= i || home > n) : (home <= i && home > n)) {
-                v->slots[i] = e;
-                i = n;
-                break;
-            }
-        }
-    }
-done:
-    v->arena.len = ((uint32_t *)v->offsets.p)[id];
-    v->offsets.len--;
-}
 
 /* ---- the searcher: the rules' tables of one game and base rank -------------------- */
 typedef struct {
@@ -729,7 +593,7 @@ static int expand(const Searcher *S, Frame *f, Vec *cands) {
  * (both passes, as search.py's: the clock is read every 128 children). Returns 1 when the
  * child is new, 0 when it was seen, -1 when the pass must stop (res says why). */
 static int visit_child(const Searcher *S, const Pos *parent, const Cand *c, const int nxt[4], uint64_t wanted,
-                       Visited *vis, unsigned *tick, double deadline, Pos *child, Step *step, Result *res) {
+                       KeySet *vis, unsigned *tick, double deadline, Pos *child, Step *step, Result *res) {
     uint8_t key[KEYMAX];
     build(S, parent, c, nxt, wanted, child, step);
     if (step->overflow) {
@@ -741,7 +605,8 @@ static int visit_child(const Searcher *S, const Pos *parent, const Cand *c, cons
         res->stop = STOP_TIME;
         return -1;
     }
-    int added = visited_add(vis, key, make_key(S, child, key));
+    uint32_t id;
+    int added = keyset_add(vis, key, (size_t)make_key(S, child, key), &id);
     if (added < 0) res->outcome = NO_MEMORY;
     return added;
 }
@@ -749,14 +614,15 @@ static int visit_child(const Searcher *S, const Pos *parent, const Cand *c, cons
 /* search.py depth_first_pass, on compiled positions. */
 static void depth_first(const Searcher *S, const Pos *root, double deadline, size_t max_states, size_t depth_cap,
                         size_t long_path, Result *res) {
-    Visited vis;
+    KeySet vis;
     Vec frames = {NULL, 0, 0, sizeof(Frame)}, cands = {NULL, 0, 0, sizeof(Cand)}, moves = {NULL, 0, 0, sizeof(Mv)};
     uint8_t key[KEYMAX];
     unsigned tick = 0;
     int cut = 0;
     res->outcome = NO_MEMORY;
-    if (visited_init(&vis)) return;
-    if (visited_add(&vis, key, make_key(S, root, key)) < 0 || vec_reserve(&frames, 1)) goto out;
+    if (keyset_init(&vis, 1024)) return;
+    uint32_t root_id;
+    if (keyset_add(&vis, key, (size_t)make_key(S, root, key), &root_id) < 0 || vec_reserve(&frames, 1)) goto out;
     {
         Frame *f = (Frame *)frames.p;
         f->pos = *root;
@@ -793,14 +659,14 @@ static void depth_first(const Searcher *S, const Pos *root, double deadline, siz
             res->outcome = SOLVED;
             goto out;
         }
-        if (visited_count(&vis) >= max_states) {
+        if (keyset_count(&vis) >= max_states) {
             res->outcome = UNKNOWN;
             res->stop = STOP_STATES;
             goto out;
         }
         if (frames.len >= depth_cap) {
             cut = 1;
-            visited_drop_last(&vis);
+            keyset_drop_last(&vis);
             continue;
         }
         if (vec_reserve(&frames, 1) || vec_reserve(&moves, step.n)) goto out;
@@ -817,8 +683,8 @@ static void depth_first(const Searcher *S, const Pos *root, double deadline, siz
     res->outcome = cut ? UNKNOWN : UNSOLVABLE;
     res->stop = cut ? STOP_DEPTH : STOP_NONE;
 out:
-    res->states = visited_count(&vis);
-    visited_free(&vis);
+    res->states = keyset_count(&vis);
+    keyset_free(&vis);
     vec_free(&frames);
     vec_free(&cands);
     vec_free(&moves);
@@ -863,7 +729,7 @@ static int open_cmp(const void *a, const void *b) {
  * parent's id and the moves from it. */
 static void best_first(const Searcher *S, const Pos *root, double deadline, size_t max_states, size_t max_open,
                        Result *res) {
-    Visited vis;
+    KeySet vis;
     Vec heap = {NULL, 0, 0, sizeof(Open)}, parent = {NULL, 0, 0, sizeof(uint32_t)},
         step_at = {NULL, 0, 0, sizeof(uint64_t)}, moves = {NULL, 0, 0, sizeof(Mv)};
     Cand local[MAXCAND];
@@ -872,8 +738,9 @@ static void best_first(const Searcher *S, const Pos *root, double deadline, size
     uint32_t count = 0;
     int pruned = 0;
     res->outcome = NO_MEMORY;
-    if (visited_init(&vis)) return;
-    if (visited_add(&vis, key, make_key(S, root, key)) < 0) goto out;
+    if (keyset_init(&vis, 1024)) return;
+    uint32_t root_id;
+    if (keyset_add(&vis, key, (size_t)make_key(S, root, key), &root_id) < 0) goto out;
     if (vec_reserve(&heap, 1) || vec_reserve(&parent, 1) || vec_reserve(&step_at, 1)) goto out;
     ((uint32_t *)parent.p)[parent.len++] = UINT32_MAX;
     ((uint64_t *)step_at.p)[step_at.len++] = 0;
@@ -912,7 +779,7 @@ static void best_first(const Searcher *S, const Pos *root, double deadline, size
             ((uint64_t *)step_at.p)[step_at.len++] = (uint64_t)moves.len << 8 | (uint64_t)step.n;
             memcpy((Mv *)moves.p + moves.len, step.mv, step.n * sizeof(Mv));
             moves.len += step.n;
-            uint32_t id = (uint32_t)visited_count(&vis) - 1;
+            uint32_t id = (uint32_t)keyset_count(&vis) - 1;
             if (is_won(&child)) {
                 /* the chain of steps back to the root, then in order */
                 size_t n = 0;
@@ -929,7 +796,7 @@ static void best_first(const Searcher *S, const Pos *root, double deadline, size
                 res->outcome = SOLVED;
                 goto out;
             }
-            if (visited_count(&vis) >= max_states) {
+            if (keyset_count(&vis) >= max_states) {
                 res->outcome = UNKNOWN;
                 res->stop = STOP_STATES;
                 goto out;
@@ -948,8 +815,8 @@ static void best_first(const Searcher *S, const Pos *root, double deadline, size
     res->outcome = pruned ? UNKNOWN : UNSOLVABLE;
     res->stop = pruned ? STOP_MEMORY : STOP_NONE;
 out:
-    res->states = visited_count(&vis);
-    visited_free(&vis);
+    res->states = keyset_count(&vis);
+    keyset_free(&vis);
     vec_free(&heap);
     vec_free(&parent);
     vec_free(&step_at);
