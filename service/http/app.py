@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final, cast
 
+import flask
+import orjson
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
@@ -134,12 +136,23 @@ OPENAPI_CONFIG: dict[str, Any] = {
 
 class CompactJSONProvider(DefaultJSONProvider):
     """Flask's JSON provider, with keys in the order the answers build them, and compact
-    answers (every answer out of debug mode) written by one encoder built once per
-    setting rather than by ``json.dumps``, which builds an encoder on every call. The text
-    is the same: the same separators, ``default`` and ``ensure_ascii``; only the check
-    for circular containers is left out (an answer is built fresh from plain values)."""
+    answers (every answer out of debug mode) written by orjson, in C, with the text of
+    Python's encoder (the same separators, ``default`` and ``ensure_ascii``).
+
+    orjson writes the same bytes for everything an answer holds but non-ASCII text (raw
+    UTF-8 where ``ensure_ascii`` escapes it; DEL too), NaN and infinities (``null`` where
+    Python writes ``NaN``), floats in exponent form (``1e-7`` where Python writes
+    ``1e-07``: the same number) and integers past 64 bits (which it refuses). An answer
+    whose bytes show one of the first two (a byte past ``0x7e``, or a ``null``, which a
+    NaN becomes), or that orjson refuses, is written again by Python's encoder, built once
+    per setting rather than by ``json.dumps``, which builds one per call; only the check
+    for circular containers is left out (an answer is built fresh from plain values).
+    Dates and dataclasses go to ``default``, as Python's encoder sends them
+    (tests/contract/test_moves_answers.py compares the two on every endpoint's answers)."""
 
     sort_keys = False
+    # orjson leaves dates and dataclasses to ``default`` (Flask writes dates as HTTP dates).
+    ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
     def __init__(self, app: Flask) -> None:
         super().__init__(app)
@@ -147,7 +160,7 @@ class CompactJSONProvider(DefaultJSONProvider):
         self._encoder = json.JSONEncoder()
 
     def compact_encoder(self) -> json.JSONEncoder:
-        """The encoder of compact answers under the provider's current settings."""
+        """Python's encoder of compact answers under the provider's current settings."""
         settings = (self.default, self.ensure_ascii, self.sort_keys)
         if settings != self._encoder_settings:
             self._encoder = json.JSONEncoder(
@@ -157,11 +170,24 @@ class CompactJSONProvider(DefaultJSONProvider):
             self._encoder_settings = settings
         return self._encoder
 
+    def compact_text(self, obj: Any) -> bytes:
+        """``obj`` as a compact answer writes it (without the final newline)."""
+        if not self.sort_keys:
+            try:
+                text = orjson.dumps(obj, default=self.default, option=self.ORJSON_OPTIONS)
+            except orjson.JSONEncodeError:
+                pass  # an integer past 64 bits, a key that is not a string...: Python's encoder says it
+            else:
+                if b"null" not in text and not (self.ensure_ascii and (b"\x7f" in text or not text.isascii())):
+                    return text
+        return self.compact_encoder().encode(obj).encode()
+
     def response(self, *args: Any, **kwargs: Any) -> Response:
         if self.compact is False or (self.compact is None and self._app.debug):
             return super().response(*args, **kwargs)
         obj = self._prepare_response_obj(args, kwargs)
-        return self._app.response_class(f"{self.compact_encoder().encode(obj)}\n", mimetype=self.mimetype)
+        response_class = cast("type[flask.Response]", self._app.response_class)  # typed as the sansio base
+        return response_class(self.compact_text(obj) + b"\n", mimetype=self.mimetype)
 
 
 class ServiceFlask(Flask):

@@ -34,6 +34,7 @@ piles, group, pile) and a move request five; a deal number has at most 20 digits
 
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import json
@@ -41,11 +42,14 @@ import re
 import socket
 from collections.abc import Callable, MutableMapping
 from contextlib import suppress
-from typing import Any
+from typing import Any, Final
 
 import flask
 import flask_smorest
+import orjson
 from flask import Flask
+from flask_smorest.utils import resolve_schema_instance
+from marshmallow import Schema, ValidationError
 from webargs import core
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -147,12 +151,52 @@ _STRICT_DECODER = json.JSONDecoder(
 )
 
 
+# A run of more digits than orjson reads exactly (it reads an integer past 64 bits as a
+# float), found as a run of zeros once every digit is a zero; every number over
+# MAX_NUMBER_CHARS characters has one too (at most four of its characters are not digits,
+# so one of its three digit runs is over 32 long).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
+_LONG_DIGIT_RUN = b"0" * 19
+# The escapes that write a colon: orjson's writing of a value shows it as a colon.
+_ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
+
+_NOT_READ: Final[Any] = object()
+
+
+def _read_plain(data: bytes) -> Any:
+    """The JSON value of ``data`` read by orjson (in C), when it is sure to be the value
+    :data:`_STRICT_DECODER` reads, else :data:`_NOT_READ`.
+
+    orjson refuses what the strict decoder refuses (text that is not JSON, ``NaN``, a byte
+    order mark, invalid UTF-8) and some JSON it accepts (a lone surrogate escape,
+    ``1E400``), and reads everything else to the same value, but for two things it is not
+    strict about: a key twice in one object (it keeps the last) and digits past 64 bits
+    (an integer becomes a float). So it reads only a body with no digit run of 19 or
+    more (which also leaves every over-long number to the strict decoder), and its value
+    counts only when orjson's writing of it has as many colons as the body: strings keep
+    their colons both ways and only an escaped colon adds one (such a body is left to the
+    strict decoder), so a member dropped as a duplicate (its own colon at least) makes
+    fewer. Everything else is the strict decoder's to read and answer."""
+    if _LONG_DIGIT_RUN in data.translate(_DIGITS_AS_ZERO) or any(e in data for e in _ESCAPED_COLONS):
+        return _NOT_READ
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _NOT_READ
+    if isinstance(value, (dict, list)) and orjson.dumps(value).count(b":") != data.count(b":"):
+        return _NOT_READ
+    return value
+
+
 def parse_json(data: bytes) -> Any:
     """The JSON value of a request body, or an :class:`ApiError` (400) saying what is wrong."""
     if json_depth_exceeds(data, MAX_JSON_DEPTH):
         raise ApiError(
             ProblemCode.JSON_TOO_DEEP, f"the request body nests more than {MAX_JSON_DEPTH} levels of arrays and objects"
         )
+    value = _read_plain(data)
+    if value is not _NOT_READ:
+        return value
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -293,29 +337,83 @@ class BodyParser(FlaskParser):
         return json_body(req)
 
 
+def _documenting_only(document: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A flask-smorest decorator that only documents (its wrapper calls the view through
+    ``current_app.ensure_sync`` and adds nothing), applied without its wrapper: a
+    synchronous view keeps the documentation the wrapper would carry (``_apidoc``, the
+    same dict) and is not wrapped; an async view keeps the wrapper."""
+
+    def decorator(func: Any) -> Any:
+        wrapper = document(func)
+        if inspect.iscoroutinefunction(func):
+            return wrapper
+        func._apidoc = wrapper._apidoc
+        return func
+
+    return decorator
+
+
 class Blueprint(flask_smorest.Blueprint):
     """flask-smorest's Blueprint whose ``arguments`` read JSON through :class:`BodyParser`,
-    and whose ``alt_response`` documents a synchronous view without wrapping it.
+    with less per-request work on the way to a view that flask-smorest adds nothing to:
 
-    flask-smorest's ``alt_response`` only documents: its wrapper calls the view through
-    ``current_app.ensure_sync`` and adds nothing, and a view with six alternative answers
-    went through six such wrappers on every request. Here the view keeps the documentation
-    the wrapper would carry (``_apidoc``, the same dict) and is not wrapped; an async view
-    keeps flask-smorest's wrapper."""
+    - ``doc`` and ``alt_response`` only document, so they document a synchronous view
+      without wrapping it (:func:`_documenting_only`: a view with six alternative answers
+      went through six wrappers, each calling through ``current_app.ensure_sync``).
+    - ``arguments`` of a JSON body hand the view the body loaded by the schema itself,
+      without webargs' parse (its location lookup, argument bookkeeping and two wrappers).
+      A body the schema refuses, or a missing one, goes through webargs' parse as before,
+      which loads it again and answers the same error: a schema load changes nothing, so
+      loading twice is safe (tests/contract/test_moves_dispatch.py compares the two ways).
+    """
 
-    ARGUMENTS_PARSER = BodyParser()
+    ARGUMENTS_PARSER = BodyParser(unknown=None)  # each schema's own ``unknown`` (webargs' default for JSON)
+
+    def doc(self, **kwargs: Any) -> Callable[[Any], Any]:
+        return _documenting_only(super().doc(**kwargs))
 
     def alt_response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
-        document = super().alt_response(status_code, *args, **kwargs)
+        return _documenting_only(super().alt_response(status_code, *args, **kwargs))
+
+    def arguments(self, schema: Any, *, location: str = "json", **kwargs: Any) -> Callable[[Any], Any]:
+        parse_then_call = super().arguments(schema, location=location, **kwargs)
+        loader: Schema = resolve_schema_instance(schema)
+        # Only what webargs' parse would do here as a plain load: the body's JSON, the
+        # schema's own ``unknown``, no validators, the loaded body as the last positional
+        # argument (any other option of webargs' keeps its parse).
+        plain = (
+            location == "json"
+            and set(kwargs) <= PLAIN_ARGUMENT_OPTIONS
+            and self.ARGUMENTS_PARSER.USE_ARGS_POSITIONAL
+            and self.ARGUMENTS_PARSER.unknown is None
+        )
 
         def decorator(func: Any) -> Any:
-            wrapper = document(func)
-            if inspect.iscoroutinefunction(func):
-                return wrapper
-            func._apidoc = wrapper._apidoc
-            return func
+            parsed_view = parse_then_call(func)
+            if not plain or inspect.iscoroutinefunction(func):
+                return parsed_view
+
+            @functools.wraps(parsed_view)
+            def view(*args: Any, **view_args: Any) -> Any:
+                data = json_body(current_request())
+                if data is not core.missing:
+                    try:
+                        body = loader.load(data)
+                    except ValidationError:
+                        pass  # webargs' parse loads it again and answers the error
+                    else:
+                        return func(*args, body, **view_args)
+                return parsed_view(*args, **view_args)
+
+            view.webargs_view = parsed_view  # type: ignore[attr-defined]  # the way every body took before
+            return view
 
         return decorator
+
+
+# Options of ``Blueprint.arguments`` that only say how an error is answered (so that the
+# view of a body the schema accepts is called as webargs would call it).
+PLAIN_ARGUMENT_OPTIONS: Final = frozenset({"error_status_code", "content_type", "required", "description", "example", "examples"})
 
 
 def init_body(app: Flask) -> None:

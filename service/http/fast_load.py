@@ -7,8 +7,9 @@ the schema again. A request body is loaded once per request, and a move request 
 five schemas, so that bookkeeping costs more than the checks themselves.
 
 :class:`FastLoadSchema` loads the way marshmallow does, field by field with the fields'
-own ``_deserialize`` and validators, through a reader built once per schema instance
-(:func:`compile_reader`), and only for what it reads exactly as marshmallow would: a
+own ``_deserialize`` and validators (a plain ``String`` or ``Integer`` field's checked
+inline for a value of exactly its type: :func:`exact_check`), through a reader built
+once per schema instance (:func:`compile_reader`), and only for what it reads exactly as marshmallow would: a
 single object, no hooks, ``unknown`` RAISE or EXCLUDE, ``partial`` naming top-level fields
 of a schema of flat fields only (:data:`FLAT_FIELDS`). Anything else, and every value the reader does not
 accept (a field or validator raises, a required field is missing, an unknown key...), is
@@ -21,9 +22,9 @@ marshmallow accepts, with the dict marshmallow would build
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-from marshmallow import EXCLUDE, RAISE, Schema, fields, missing, types
+from marshmallow import EXCLUDE, RAISE, Schema, fields, missing, types, validate
 from marshmallow.validate import Validator
 
 Reader = Callable[[Any, Any], Any]  # (raw value or ``missing``, the data it came from) -> value
@@ -117,22 +118,69 @@ def _nested_schema(field: fields.Field) -> FastLoadSchema | None:
 FLAT_FIELDS: Final = (fields.String, fields.Number, fields.Boolean)
 
 
+class ExactCheck(NamedTuple):
+    """How a ``String`` or ``Integer`` field reads a value of exactly its type (``str``,
+    ``int``): the value itself, when it is one of ``choices`` (``OneOf``), ``match``es
+    (``Regexp``) and lies within ``low``-``high`` (an inclusive ``Range``), each None when
+    the field has no such validator. Checked inline by the schema's reader: no call per
+    field, per validator or per ``_deserialize``."""
+
+    kind: type
+    choices: frozenset[Any] | None
+    match: Callable[[Any], Any] | None
+    low: Any
+    high: Any
+
+
+# The fields whose ``_deserialize`` answers a value of exactly this type with the value
+# itself (``String``: ``str(value)``; ``Integer``: ``int(value)``, strict or not).
+EXACT_KINDS: Final[dict[type[fields.Field], type]] = {fields.String: str, fields.Integer: int}
+
+
+def exact_check(field: fields.Field) -> ExactCheck | None:
+    """The inline check of a plain ``String`` or ``Integer`` field whose validators are
+    all ``OneOf`` (of hashable choices), ``Regexp`` or inclusive ``Range``; None for any
+    other field, which its reader reads."""
+    kind = EXACT_KINDS.get(type(field))
+    if kind is None or not _plain(field):
+        return None
+    choices: frozenset[Any] | None = None
+    match: Callable[[Any], Any] | None = None
+    low = high = None
+    for validator in field.validators:
+        if type(validator) is validate.OneOf and choices is None:
+            try:
+                choices = frozenset(validator.choices)
+            except TypeError:  # an unhashable choice: compared by the validator itself
+                return None
+        elif type(validator) is validate.Regexp and match is None and kind is str:
+            match = validator.regex.match
+        elif (
+            type(validator) is validate.Range and low is None and high is None
+            and validator.min_inclusive and validator.max_inclusive
+        ):
+            low, high = validator.min, validator.max
+        else:
+            return None
+    return ExactCheck(kind, choices, match, low, high)
+
+
 def compile_reader(schema: Schema) -> SchemaReader | None:
     """The fast reader of ``schema`` (None when it has hooks or dotted attributes, which
     the reader does not do)."""
     if schema.many or any(schema._hooks.values()):
         return None
     # (data key, field name, key in the loaded dict, whether the field may simply be
-    # absent (optional, no default: nothing to load), reader)
-    plan: list[tuple[str, str, str, bool, Reader]] = []
+    # absent (optional, no default: nothing to load), exact check or None, reader)
+    plan: list[tuple[str, str, str, bool, ExactCheck | None, Reader]] = []
     for attr_name, field in schema.load_fields.items():
         key = field.data_key if field.data_key is not None else attr_name
         target = field.attribute or attr_name
         if "." in target:
             return None
         may_be_absent = not field.required and field.load_default is missing
-        plan.append((key, attr_name, target, may_be_absent, _field_reader(field, key)))
-    known = frozenset(key for key, _, _, _, _ in plan)
+        plan.append((key, attr_name, target, may_be_absent, exact_check(field), _field_reader(field, key)))
+    known = frozenset(key for key, _, _, _, _, _ in plan)
     flat = all(isinstance(f, FLAT_FIELDS) for f in schema.load_fields.values())
 
     def read(data: Any, partial: Collection[str] | None, unknown: str) -> dict[str, Any]:
@@ -146,8 +194,19 @@ def compile_reader(schema: Schema) -> SchemaReader | None:
         if partial and not flat:
             raise NotFast  # marshmallow hands partial on to the fields
         out: dict[str, Any] = {}
-        for key, attr_name, target, may_be_absent, reader in plan:
+        for key, attr_name, target, may_be_absent, exact, reader in plan:
             raw = data.get(key, missing)
+            if exact is not None and type(raw) is exact.kind:
+                choices, match, low, high = exact.choices, exact.match, exact.low, exact.high
+                if (
+                    (choices is not None and raw not in choices)
+                    or (match is not None and match(raw) is None)
+                    or (low is not None and raw < low)
+                    or (high is not None and raw > high)
+                ):
+                    raise NotFast
+                out[target] = raw
+                continue
             if raw is missing and (may_be_absent or (partial and attr_name in partial)):
                 continue
             value = reader(raw, data)
