@@ -1446,14 +1446,8 @@ static struct PyModuleDef moduledef = {
 };
 
 PyMODINIT_FUNC PyInit__forty_thieves_native(void) {
-    if (PyType_Ready(&SearcherType) < 0 || PyType_Ready(&DepthFirstType) < 0) return NULL;
+    if (PyType_Ready(&DepthFirstType) < 0) return NULL; /* made only by Searcher.depth_first */
     PyObject *m = PyModule_Create(&moduledef);
-    if (!m) return NULL;
-    Py_INCREF(&SearcherType);
-    if (PyModule_AddObject(m, "Searcher", (PyObject *)&SearcherType) < 0) {
-        Py_DECREF(&SearcherType);
-        Py_DECREF(m);
-        return NULL;
-    }
+    if (m && PyModule_AddType(m, &SearcherType) < 0) Py_CLEAR(m); /* readies the type, adds it as "Searcher" */
     return m;
 }

@@ -1035,14 +1035,7 @@ static struct PyModuleDef moduledef = {
 };
 
 PyMODINIT_FUNC PyInit__penguin_native(void) {
-    if (PyType_Ready(&SearcherType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
-    if (!m) return NULL;
-    Py_INCREF(&SearcherType);
-    if (PyModule_AddObject(m, "Searcher", (PyObject *)&SearcherType) < 0) {
-        Py_DECREF(&SearcherType);
-        Py_DECREF(m);
-        return NULL;
-    }
+    if (m && PyModule_AddType(m, &SearcherType) < 0) Py_CLEAR(m); /* readies the type, adds it as "Searcher" */
     return m;
 }
