@@ -226,6 +226,9 @@ class Game:
     counter_specs: tuple[CounterSpec, ...] = field(init=False)
     group_start: dict[str, int] = field(init=False)
     pile_refs: tuple[tuple[str, int], ...] = field(init=False)
+    ref_texts: tuple[str, ...] = field(init=False)
+    pile_of_ref: dict[str, int] = field(init=False)
+    group_slices: tuple[tuple[str, slice], ...] = field(init=False)
 
     def __post_init__(self) -> None:
         self.groups = self.make_groups()
@@ -238,8 +241,17 @@ class Game:
             refs.extend((g.name, i) for i in range(g.count))
             start += g.count
         self.pile_refs = tuple(refs)
-        self._ref_texts = tuple(f"{name}:{i}" for name, i in refs)  # what ref() answers, made once
+        self.ref_texts = tuple(f"{name}:{i}" for name, i in refs)  # what ref() answers, made once
+        self.pile_of_ref = {text: pile for pile, text in enumerate(self.ref_texts)}  # ref()'s inverse
         self.group_of: tuple[str, ...] = tuple(name for name, _ in refs)
+        # The groups whose piles have a capacity, each with its piles' flat indices.
+        self._capped_groups: tuple[tuple[PileGroup, slice], ...] = tuple(
+            (g, slice(self.group_start[g.name], self.group_start[g.name] + g.count)) for g in self.groups if g.capacity and g.count
+        )
+        # Each group's name and its piles' flat indices, in layout order.
+        self.group_slices = tuple(
+            (g.name, slice(self.group_start[g.name], self.group_start[g.name] + g.count)) for g in self.groups
+        )
         # The piles a player sees only as backs: what sealed states hide and what a
         # player-knowledge search must guess.
         self.face_down_piles: tuple[int, ...] = tuple(
@@ -278,7 +290,7 @@ class Game:
 
     def ref(self, pile: int) -> str:
         """``'tableau:3'`` for a flat pile index."""
-        return self._ref_texts[pile]
+        return self.ref_texts[pile]
 
     def rules_description(self) -> str:
         return f"{self.rules_text.strip()}\n\nAutoplay (\"safe\"): {self.autoplay_rule}"
@@ -454,23 +466,26 @@ class Game:
     def _capacity_problems(self, state: State) -> list[Problem]:
         """Piles holding more cards than their group's capacity."""
         problems: list[Problem] = []
-        for g in self.groups:
-            if g.capacity:
-                for i in range(g.count):
-                    pile = state.piles[self.group_start[g.name] + i]
-                    if len(pile) > g.capacity:
-                        problems.append(
-                            Problem(
-                                f"/piles/{g.name}/{i}",
-                                f"a {g.name} holds at most {g.capacity} card(s), not {len(pile)}",
-                            )
+        piles = state.piles
+        for g, group in self._capped_groups:
+            if max(map(len, piles[group])) <= g.capacity:
+                continue  # the common case: one pass in C over the group's piles
+            for i, pile in enumerate(piles[group]):
+                if len(pile) > g.capacity:
+                    problems.append(
+                        Problem(
+                            f"/piles/{g.name}/{i}",
+                            f"a {g.name} holds at most {g.capacity} card(s), not {len(pile)}",
                         )
+                    )
         return problems
 
     def _counter_problems(self, state: State) -> list[Problem]:
         """Counters missing, extra, or out of their range."""
         if len(state.counters) != len(self.counter_specs):
             return [Problem("/counters", "wrong counters for this game")]
+        if not self.counter_specs:
+            return []
         return [
             Problem(f"/counters/{spec.name}", f"{spec.name} must be between {spec.minimum} and {spec.maximum}")
             for spec, value in zip(self.counter_specs, state.counters, strict=True)

@@ -21,7 +21,8 @@ and the rank below it 12; building down in suit means relative rank minus one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from .cards import (
@@ -75,6 +76,15 @@ def _suit_run(card: Card) -> Pile:
 # Each card's suit run: a foundation that is a prefix of its first card's run is in order,
 # checked in one comparison (:meth:`PenguinFamily.validate_piles`).
 SUIT_RUNS: dict[Card, Pile] = {card: _suit_run(card) for card in ALL_CARDS}
+
+
+def _picker(indices: list[int]) -> Callable[[Sequence[Move]], Sequence[Move]]:
+    """What picks the items at ``indices`` (in their order) out of a row, as a tuple, in
+    C: ``itemgetter`` of the indices, or of a slice for one index or none."""
+    if len(indices) > 1:
+        return itemgetter(*indices)
+    first = indices[0] if indices else 0
+    return itemgetter(slice(first, first + len(indices)))
 
 
 class PenguinFamily(Game):
@@ -406,7 +416,8 @@ class PenguinFamily(Game):
 
         One deck: every card is unique, so a card's tableau parent and its foundation
         are found by dictionary lookups instead of pairing piles. One-card moves are
-        looked up, and :meth:`run_length` is inlined.
+        looked up (those to every free cell, or every empty pile, picked by one
+        ``itemgetter`` when there are several), and :meth:`run_length` is inlined.
         """
         piles = state.piles
         base = self.base_rank(state)
@@ -414,6 +425,9 @@ class PenguinFamily(Game):
         empty_takes = self._empty_takes[base]
         home, open_foundations, takes, empty = self._destinations(piles)
         free = [c for c in self.C if not piles[c]]
+        # The one-card moves from a source's row of `one` to every free cell, every empty pile.
+        to_free = _picker(free)
+        to_empty = _picker(empty)
         one = self._one_card_moves
         MOVE = Action.MOVE
         moves: list[Move] = []
@@ -432,8 +446,8 @@ class PenguinFamily(Game):
             onto = takes.get(parent[card])
             if onto is not None:
                 moves.append(from_c[onto])
-            if empty_takes[card]:
-                moves.extend(from_c[t] for t in empty)
+            if empty and empty_takes[card]:
+                moves.extend(to_empty(from_c))
         limit_onto, limit_empty = self.run_limits(len(free), len(empty))
         for s in self.T:
             sp = piles[s]
@@ -448,7 +462,7 @@ class PenguinFamily(Game):
             elif RANK_OF[card] == base:
                 moves.extend(from_s[f] for f in open_foundations)
             if free:
-                moves.extend(from_s[c] for c in free)
+                moves.extend(to_free(from_s))
             run = 1  # run_length(sp, base), when more than one card may move
             if limit_onto > 1:
                 while run < n and parent[sp[n - run]] == sp[n - run - 1]:
@@ -466,7 +480,7 @@ class PenguinFamily(Game):
                     if not empty_takes[sp[n - k]]:
                         continue
                     if k == 1:
-                        moves.extend(from_s[t] for t in empty)
+                        moves.extend(to_empty(from_s))
                     else:
                         moves.extend(Move(MOVE, s, t, k) for t in empty)
         return moves

@@ -11,6 +11,8 @@ import flask
 
 from service.settings import Settings
 
+from .request_context import current_app
+
 EXTENSION_KEY = "patience.settings"
 
 
@@ -26,5 +28,7 @@ def settings_of(app: flask.Flask) -> Settings:
 
 
 def current_settings() -> Settings:
-    """The settings of the app handling the current request."""
-    return settings_of(flask.current_app)
+    """The settings of the app handling the current request (the app itself taken from
+    its proxy first: reading an attribute through ``flask.current_app`` costs several
+    times more, and every request asks this a few times)."""
+    return settings_of(current_app())

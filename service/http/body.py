@@ -157,7 +157,8 @@ _STRICT_DECODER = json.JSONDecoder(
 # so one of its three digit runs is over 32 long).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 _LONG_DIGIT_RUN = b"0" * 19
-# The escapes that write a colon: orjson's writing of a value shows it as a colon.
+# The escapes that write a colon: orjson's writing of a value shows it as a colon. Only a
+# body with a backslash can hold one, so the two are looked for only then.
 _ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
 
 _NOT_READ: Final[Any] = object()
@@ -177,7 +178,7 @@ def _read_plain(data: bytes) -> Any:
     their colons both ways and only an escaped colon adds one (such a body is left to the
     strict decoder), so a member dropped as a duplicate (its own colon at least) makes
     fewer. Everything else is the strict decoder's to read and answer."""
-    if _LONG_DIGIT_RUN in data.translate(_DIGITS_AS_ZERO) or any(e in data for e in _ESCAPED_COLONS):
+    if _LONG_DIGIT_RUN in data.translate(_DIGITS_AS_ZERO) or (b"\\" in data and any(e in data for e in _ESCAPED_COLONS)):
         return _NOT_READ
     try:
         value = orjson.loads(data)
@@ -292,6 +293,18 @@ def check_content_encoding(wsgi_env: MutableMapping[str, Any]) -> None:
         )
 
 
+JSON_MEDIA_TYPE: Final = "application/json"
+
+
+def request_mimetype(request: flask.Request) -> str:
+    """``request.mimetype``, without Werkzeug's parse of ``Content-Type`` (its header view
+    and options) when the header is exactly ``application/json``, as JSON clients send it."""
+    wsgi_env = request.environ
+    if wsgi_env.get("CONTENT_TYPE") == JSON_MEDIA_TYPE:
+        return JSON_MEDIA_TYPE
+    return request.mimetype
+
+
 def check_media_type(request: flask.Request, data: bytes) -> None:
     """415 for a POST to a route that takes it whose body is not JSON: a ``Content-Type``
     other than JSON, or a body without one. Only API routes take POSTs, and each reads a
@@ -299,7 +312,8 @@ def check_media_type(request: flask.Request, data: bytes) -> None:
     takes none; the others answer 400 for the missing body)."""
     if request.method != "POST" or request.routing_exception is not None:
         return  # other methods carry no body here; a 404 or 405 says more than a 415
-    if (data or request.mimetype) and not core.is_json(request.mimetype):
+    mimetype = request_mimetype(request)
+    if (data or mimetype) and not core.is_json(mimetype):
         raise ApiError(ProblemCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE_DETAIL)
 
 
@@ -315,7 +329,7 @@ def read_request_body() -> None:
     wsgi_env["CONTENT_LENGTH"] = str(len(data))
     wsgi_env.pop("HTTP_TRANSFER_ENCODING", None)
     request.__dict__.pop("content_length", None)  # a cached value from before
-    if data and core.is_json(request.mimetype):
+    if data and core.is_json(request_mimetype(request)):
         wsgi_env[JSON_BODY_KEY] = parse_json(data)
 
 

@@ -21,11 +21,14 @@ marshmallow accepts, with the dict marshmallow would build
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
+from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
 from marshmallow import EXCLUDE, RAISE, Schema, fields, missing, types, validate
 from marshmallow.validate import Validator
+
+from .wire import is_mapping
 
 Reader = Callable[[Any, Any], Any]  # (raw value or ``missing``, the data it came from) -> value
 SchemaReader = Callable[[Any, "Collection[str] | None", str], dict[str, Any]]
@@ -77,7 +80,7 @@ def _dict_reader(field: fields.Field) -> Callable[[Any, Any, Any], dict[str, Any
     read_value = _field_reader(values, None)
 
     def read(raw: Any, attr: Any, data: Any) -> dict[str, Any]:
-        if not isinstance(raw, Mapping):
+        if not is_mapping(raw):
             raise NotFast
         out: dict[str, Any] = {}
         for k, v in raw.items():
@@ -184,7 +187,7 @@ def compile_reader(schema: Schema) -> SchemaReader | None:
     flat = all(isinstance(f, FLAT_FIELDS) for f in schema.load_fields.values())
 
     def read(data: Any, partial: Collection[str] | None, unknown: str) -> dict[str, Any]:
-        if not isinstance(data, Mapping):
+        if not is_mapping(data):
             raise NotFast
         if unknown == RAISE:
             if not known.issuperset(data):
@@ -249,7 +252,18 @@ _UNBUILT: Final[Any] = object()
 
 def _top_level_names(partial: Any) -> bool:
     """Whether ``partial`` is a collection of field names the reader honours (no dotted
-    paths into nested schemas)."""
+    paths into nested schemas). A tuple (what the code passes, the same on every load)
+    is judged once."""
+    if type(partial) is tuple:
+        try:
+            return _top_level_tuple(partial)
+        except TypeError:  # an unhashable item: judged below (it is not a name)
+            pass
     return isinstance(partial, (tuple, list, set, frozenset)) and all(
         isinstance(name, str) and "." not in name for name in partial
     )
+
+
+@lru_cache(maxsize=64)  # the partials the code passes: a handful of constants
+def _top_level_tuple(partial: tuple[Any, ...]) -> bool:
+    return all(isinstance(name, str) and "." not in name for name in partial)

@@ -26,7 +26,7 @@ import re
 import time
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import flask
 from flask import Flask
@@ -39,6 +39,7 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.multiprocess import MultiProcessCollector
+from werkzeug.datastructures import Headers
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import Rule
 
@@ -66,6 +67,12 @@ REQUEST_ID_REQUEST_DOC: dict[str, Any] = {
 }
 
 CORS_ALLOWED_HEADERS = "Content-Type, X-Request-ID"
+# The CORS headers of an answer (a preflight's take the last three too).
+ALLOW_ORIGIN_HEADER = "Access-Control-Allow-Origin"
+EXPOSE_HEADERS_HEADER = "Access-Control-Expose-Headers"
+ALLOW_METHODS_HEADER = "Access-Control-Allow-Methods"
+ALLOW_HEADERS_HEADER = "Access-Control-Allow-Headers"
+MAX_AGE_HEADER = "Access-Control-Max-Age"
 CORS_ALLOWED_METHODS = "GET, POST, OPTIONS"
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -196,19 +203,54 @@ def request_metrics(labels: tuple[str, str, str]) -> tuple[Any, Any]:
     return HTTP_REQUESTS.labels(*labels), HTTP_LATENCY.labels(*labels)
 
 
+# The CORS headers of every answer but a preflight's when any origin is allowed (``"*"``):
+# the same two, whatever the request's ``Origin``.
+ANY_ORIGIN_HEADERS: Final = ((ALLOW_ORIGIN_HEADER, "*"), (EXPOSE_HEADERS_HEADER, REQUEST_ID_HEADER))
+# The headers :func:`finish_response` may set, in lower case.
+FINISHING_HEADERS: Final = frozenset(
+    name.lower() for name in (REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER, EXPOSE_HEADERS_HEADER, ALLOW_METHODS_HEADER,
+                              ALLOW_HEADERS_HEADER, MAX_AGE_HEADER)
+)
+
+
 def finish_response(response: flask.Response) -> flask.Response:
-    """Echo the request id, add CORS headers and count the request."""
+    """Echo the request id, add CORS headers and count the request.
+
+    The common answer (a request id, any origin allowed, not a preflight, none of these
+    headers set by the view) gets its three headers appended in one step: setting each
+    through ``response.headers`` checks its value for newlines and looks through the
+    list for the same name, and none can be there (the id is one
+    :func:`incoming_request_id` made safe, the CORS values are constants). Any other
+    answer goes through :func:`add_cors_headers` as before; both write the same headers
+    in the same order (tests/contract/test_request_path_round4.py)."""
     request, g = current_request(), current_g()
     rid = getattr(g, "request_id", None)
-    if rid:
-        response.headers[REQUEST_ID_HEADER] = rid
-    add_cors_headers(response, request)
+    origins = current_settings().cors.allow_origins
+    if (
+        type(rid) is str and rid and origins is not None and "*" in origins and request.method != "OPTIONS"
+        and not _has_finishing_header(response.headers)
+    ):
+        # Werkzeug keeps the headers as this list of (name, value) pairs; appending to it is
+        # what setting a new header does once its value is checked.
+        response.headers._list.extend(((REQUEST_ID_HEADER, rid), *ANY_ORIGIN_HEADERS))
+    else:
+        if rid:
+            response.headers[REQUEST_ID_HEADER] = rid
+        add_cors_headers(response, request)
     requests, latency = request_metrics(request_labels(request.method, request.url_rule, response.status_code))
     requests.inc()
     started = getattr(g, "request_started", None)
     if started is not None:
         latency.observe(time.perf_counter() - started)
     return response
+
+
+def _has_finishing_header(headers: Headers) -> bool:
+    """Whether a header :func:`finish_response` sets is there already (a view set it)."""
+    for name, _ in headers._list:  # noqa: SIM110 (a plain loop: any() over a generator costs more)
+        if name.lower() in FINISHING_HEADERS:
+            return True
+    return False
 
 
 def add_cors_headers(response: flask.Response, request: flask.Request) -> None:
@@ -218,17 +260,17 @@ def add_cors_headers(response: flask.Response, request: flask.Request) -> None:
         return
     origin = header_value(request, ORIGIN_ENVIRON_KEY)
     if "*" in origins:
-        response.headers["Access-Control-Allow-Origin"] = "*"
+        response.headers[ALLOW_ORIGIN_HEADER] = "*"
     else:
         response.vary.add("Origin")
         if origin is None or origin.rstrip("/") not in origins:
             return
-        response.headers["Access-Control-Allow-Origin"] = origin
-    response.headers["Access-Control-Expose-Headers"] = REQUEST_ID_HEADER
+        response.headers[ALLOW_ORIGIN_HEADER] = origin
+    response.headers[EXPOSE_HEADERS_HEADER] = REQUEST_ID_HEADER
     if request.method == "OPTIONS":
-        response.headers["Access-Control-Allow-Methods"] = CORS_ALLOWED_METHODS
-        response.headers["Access-Control-Allow-Headers"] = CORS_ALLOWED_HEADERS
-        response.headers["Access-Control-Max-Age"] = str(cors.max_age)
+        response.headers[ALLOW_METHODS_HEADER] = CORS_ALLOWED_METHODS
+        response.headers[ALLOW_HEADERS_HEADER] = CORS_ALLOWED_HEADERS
+        response.headers[MAX_AGE_HEADER] = str(cors.max_age)
 
 
 _base_record_factory = logging.getLogRecordFactory()

@@ -1,9 +1,10 @@
-"""The current request and its ``g`` as the objects themselves, looked up once per call.
+"""The current request, its ``g`` and its app as the objects themselves, looked up once per call.
 
-``flask.request`` and ``flask.g`` are proxies: every attribute read or write through them
-finds the current context again (about a microsecond each). The hooks every request goes
-through (:mod:`.observability`, :mod:`.body`) read several attributes of each, so they
-take the objects first and read them directly.
+``flask.request``, ``flask.g`` and ``flask.current_app`` are proxies: every attribute read
+or write through them finds the current context again (about a microsecond each). The
+hooks every request goes through (:mod:`.observability`, :mod:`.body`), the settings
+(:mod:`.app_settings`) and the answers read several attributes of each, so they take the
+objects first and read them directly.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ def current_request() -> flask.Request:
     """The request being handled (in a request context only)."""
     request: flask.Request = flask.request._get_current_object()  # type: ignore[attr-defined]
     return request
+
+
+def current_app() -> flask.Flask:
+    """The app handling the current request (in an app context only)."""
+    app: flask.Flask = flask.current_app._get_current_object()  # type: ignore[attr-defined]
+    return app
 
 
 def current_g() -> Any:

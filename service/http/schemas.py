@@ -41,6 +41,7 @@ from .wire import (
     NotationError,
     format_deal,
     parse_deal,
+    read_pile_group,
 )
 
 CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
@@ -267,10 +268,16 @@ class PileGroupField(fields.Field):
 
     One field for the whole group rather than nested List(List(String)) fields: a state
     holds up to 208 cards and this is the hot path of every request, so the shape and
-    pattern checks run in one loop; the errors still point at the exact card.
+    pattern checks run in one loop; the errors still point at the exact card. A group
+    whose every card is a spelling the engine reads loads as a
+    :class:`.wire.ReadPileGroup` (the same piles, with their cards read), so that the
+    wire format does not read its cards a second time.
     """
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[list[str]]:
+        read = read_pile_group(value, MAX_PILES_PER_GROUP)
+        if read is not None:  # every card one the engine reads: the group, its cards read for the wire format
+            return read
         if not isinstance(value, list):
             raise ValidationError("a pile group is a list of piles")
         if len(value) > MAX_PILES_PER_GROUP:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 from typing import Any, Final
 
 from service.engine.cards import CARD_CODES, CardError, format_card, parse_card
@@ -54,6 +56,13 @@ MAX_SEALED_CHARS: Final = 512
 ACTION_NAMES: Final[dict[int, str]] = {a: a.name.lower() for a in Action}
 ACTIONS_BY_NAME: Final[dict[str, Action]] = {name: Action(a) for a, name in ACTION_NAMES.items()}
 CARD_MOVE: Final = ACTION_NAMES[Action.MOVE]  # looked up once: an enum member hashes in Python
+_MOVE: Final = int(Action.MOVE)  # the card move's action, a plain int looked up once
+
+
+def is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, answered at once for a dict (what JSON decodes
+    to): the check against the abstract class goes through its ``__instancecheck__``."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 class NotationError(ValueError):
@@ -113,13 +122,27 @@ CARD_TEXTS: Final[dict[int, str]] = {card: format_card(card) for card in CARD_CO
 
 def state_to_json(game: Game, state: State, leave_out: Collection[str] = ()) -> dict[str, Any]:
     """A state as answers carry it (and clients send it back): piles by group name, but
-    for the groups named in ``leave_out`` (a sealed state's face-down groups)."""
-    piles: dict[str, list[list[str]]] = {g.name: [] for g in game.groups if g.name not in leave_out}
-    text = CARD_TEXTS.__getitem__
-    for group_name, pile in zip(game.group_of, state.piles, strict=True):
-        group = piles.get(group_name)
-        if group is not None:
-            group.append(list(map(text, pile)))
+    for the groups named in ``leave_out`` (a sealed state's face-down groups).
+
+    Every card's text is looked up at once, by one ``itemgetter`` over all the piles'
+    cards (the lookups in C), and each pile's list cut from those: a lookup pass per pile
+    costs more than the lookups themselves."""
+    all_piles = state.piles
+    if len(all_piles) != len(game.pile_refs):
+        raise ValueError(f"{len(all_piles)} piles for a game of {len(game.pile_refs)}")  # as zip(strict=True) would
+    cards = list(chain.from_iterable(all_piles))
+    texts = list(itemgetter(*cards)(CARD_TEXTS)) if len(cards) > 1 else [CARD_TEXTS[c] for c in cards]
+    piles: dict[str, list[list[str]]] = {}
+    end = 0
+    for name, group in game.group_slices:
+        start = end
+        lists = []
+        for pile in all_piles[group]:
+            end += len(pile)
+            lists.append(texts[start:end])
+            start = end
+        if name not in leave_out:
+            piles[name] = lists
     return {
         "format": FORMAT_VERSION,
         "game": game.id,
@@ -138,7 +161,7 @@ def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> 
     that one answer lists them all. Raises :class:`NotationError`, or
     :class:`UnknownGame` for a game id nobody has.
     """
-    if not isinstance(data, Mapping):
+    if not is_mapping(data):
         raise NotationError([Problem("", "a state is a JSON object")])
     problems: list[Problem] = []
     game = read_header(data, expect_game, problems)
@@ -181,7 +204,7 @@ def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list
             [*problems, Problem("/game", f"this state is a {game_id!r} state, sent to {expect_game!r}")]
         )
     options = data.get("options", {})
-    if not isinstance(options, Mapping):
+    if not is_mapping(options):
         raise NotationError([*problems, Problem("/options", "options is a JSON object")])
     try:
         return configured_game(game_id, options)
@@ -203,6 +226,43 @@ def _configured_game(game_id: str, options: tuple[tuple[str, type, Any], ...]) -
     return get_game(game_id, {name: value for name, _, value in options})
 
 
+class ReadPileGroup(list[Any]):
+    """A pile group as a request sent it (equal to that list of piles), with ``codes``: its
+    piles as the engine's cards, read when the request's schema checked the group
+    (:func:`read_pile_group`), so that :func:`read_piles` takes them as they are instead
+    of reading every card again."""
+
+    codes: tuple[Pile, ...]
+
+
+def read_pile_group(value: Any, max_piles: int) -> ReadPileGroup | None:
+    """``value`` with its piles read (:class:`ReadPileGroup`) when it is a list of at most
+    ``max_piles`` piles, each a list of at most :data:`MAX_PILE_CARDS` card spellings the
+    engine reads (:data:`CARD_CODES`); None for anything else (list subclasses too: the
+    schema's own checks judge those). A pile of two cards or more is read by one
+    ``itemgetter`` call (the lookups in C, not a call per card)."""
+    if type(value) is not list or len(value) > max_piles:
+        return None
+    codes: list[Pile] = []
+    card_codes, most, read = CARD_CODES, MAX_PILE_CARDS, itemgetter  # looked up once, not per pile
+    try:
+        for pile in value:
+            if type(pile) is not list:
+                return None
+            n = len(pile)
+            if n > 1:
+                if n > most:
+                    return None
+                codes.append(read(*pile)(card_codes))
+            else:
+                codes.append((card_codes[pile[0]],) if n else ())
+    except (KeyError, TypeError):  # not a card spelling, or not even hashable
+        return None
+    group = ReadPileGroup(value)
+    group.codes = tuple(codes)
+    return group
+
+
 def read_piles(
     game: Game, piles_data: Any, problems: list[Problem], given: Mapping[str, list[Pile]] | None = None
 ) -> list[Pile]:
@@ -210,7 +270,7 @@ def read_piles(
     the groups ``given`` already read; groups the game lacks, wrong pile counts and
     unreadable cards go to ``problems``."""
     given = given or {}
-    if not isinstance(piles_data, Mapping):
+    if not is_mapping(piles_data):
         problems.append(Problem("/piles", "piles is an object of pile groups"))
         return []
     for name in piles_data:
@@ -224,6 +284,9 @@ def read_piles(
             piles.extend(given[g.name])
             continue
         group = piles_data.get(g.name)
+        if type(group) is ReadPileGroup and len(group) == g.count:
+            piles.extend(group.codes)  # read by the schema (read_pile_group)
+            continue
         if not isinstance(group, list) or len(group) != g.count:
             problems.append(Problem(f"/piles/{g.name}", f"{g.name} is a list of {g.count} piles"))
             continue
@@ -264,7 +327,7 @@ def read_pile(pile: Any, group: str, index: int, problems: list[Problem]) -> Pil
 
 def read_counters(game: Game, counters_data: Any, problems: list[Problem]) -> list[int]:
     """The game's counters in its order, from ``{name: integer}``."""
-    if not isinstance(counters_data, Mapping):
+    if not is_mapping(counters_data):
         problems.append(Problem("/counters", "counters is an object"))
         return []
     names = {s.name for s in game.counter_specs}
@@ -286,7 +349,13 @@ PILE_REF_TEXT: Final = "a pile reference is '<group>:<index>', e.g. 'tableau:3'"
 
 
 def pile_from_ref(game: Game, ref: Any, field: str) -> int:
-    """Flat pile index of ``"tableau:3"``; IllegalMoveError if the game has no such pile."""
+    """Flat pile index of ``"tableau:3"``; IllegalMoveError if the game has no such pile.
+    A reference as :meth:`Game.ref` writes it is looked up; any other is read piece by
+    piece (``"tableau:03"`` names the same pile)."""
+    if type(ref) is str:
+        pile = game.pile_of_ref.get(ref)
+        if pile is not None:
+            return pile
     if not isinstance(ref, str) or ref.count(":") != 1:
         raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
     name, _, index = ref.partition(":")
@@ -301,7 +370,7 @@ def pile_from_ref(game: Game, ref: Any, field: str) -> int:
 def move_from_json(game: Game, data: Mapping[str, Any]) -> Move:
     """Read a move; NotationError if unreadable, IllegalMoveError if it names a pile the
     game lacks (whether the rules allow it is :meth:`Game.check_move`'s question)."""
-    if not isinstance(data, Mapping):
+    if not is_mapping(data):
         raise NotationError([Problem("", "a move is a JSON object")])
     name = data.get("action")
     action = ACTIONS_BY_NAME.get(name) if isinstance(name, str) else None
@@ -319,9 +388,11 @@ def move_from_json(game: Game, data: Mapping[str, Any]) -> Move:
 
 def move_to_json(game: Game, move: Move) -> dict[str, Any]:
     """A move as ``legal_moves`` lists it: sent back verbatim, it reads as the same move."""
-    if move.action != Action.MOVE:
-        return {"action": ACTION_NAMES[move.action]}
-    return {"action": CARD_MOVE, "from": game.ref(move.src), "to": game.ref(move.dst), "count": move.count}
+    action, src, dst, count = move
+    if action != _MOVE:
+        return {"action": ACTION_NAMES[action]}
+    refs = game.ref_texts
+    return {"action": CARD_MOVE, "from": refs[src], "to": refs[dst], "count": count}
 
 
 def event_to_json(game: Game, event: Event) -> dict[str, Any]:
@@ -400,16 +471,19 @@ __all__ = [
     "SEALED_FIELD",
     "IllegalMoveError",
     "NotationError",
+    "ReadPileGroup",
     "UnknownGame",
     "describe_game",
     "event_to_json",
     "format_deal",
     "game_actions",
+    "is_mapping",
     "move_from_json",
     "move_to_json",
     "parse_deal",
     "read_body",
     "read_header",
+    "read_pile_group",
     "state_from_json",
     "state_to_json",
 ]
