@@ -244,13 +244,13 @@ class Game:
         self.ref_texts = tuple(f"{name}:{i}" for name, i in refs)  # what ref() answers, made once
         self.pile_of_ref = {text: pile for pile, text in enumerate(self.ref_texts)}  # ref()'s inverse
         self.group_of: tuple[str, ...] = tuple(name for name, _ in refs)
-        # The groups whose piles have a capacity, each with its piles' flat indices.
-        self._capped_groups: tuple[tuple[PileGroup, slice], ...] = tuple(
-            (g, slice(self.group_start[g.name], self.group_start[g.name] + g.count)) for g in self.groups if g.capacity and g.count
-        )
         # Each group's name and its piles' flat indices, in layout order.
         self.group_slices = tuple(
             (g.name, slice(self.group_start[g.name], self.group_start[g.name] + g.count)) for g in self.groups
+        )
+        # The groups whose piles have a capacity, each with its piles' flat indices.
+        self._capped_groups: tuple[tuple[PileGroup, slice], ...] = tuple(
+            (g, piles) for g, (_, piles) in zip(self.groups, self.group_slices, strict=True) if g.capacity and g.count
         )
         # The piles a player sees only as backs: what sealed states hide and what a
         # player-knowledge search must guess.
