@@ -22,13 +22,14 @@ $(VENV)/.installed: requirements.lock
 
 venv: $(VENV)/.installed
 
-# The compiled searches (issue 14): setup.py builds the C extensions in place, named
-# with the venv's Python's extension suffix (another Python never loads them), again when
-# a source, setup.py or the venv changes. Only the venv can tell that suffix, so `native`
+# The compiled modules (issue 14: the searches, the wire codec): setup.py builds the C
+# extensions in place, named with the venv's Python's extension suffix (another Python
+# never loads them), again when a source, setup.py or the venv changes. Only the venv can tell that suffix, so `native`
 # asks it and makes the modules by that name in a sub-make. The compiler, the C library's
 # headers and Python's come from Debian when the venv's compiler cannot yet compile
 # `#include <Python.h>`.
-NATIVE_SRCS := service/solver/plugins/_penguin_native.c service/solver/plugins/_forty_thieves_native.c
+NATIVE_SRCS := service/solver/plugins/_penguin_native.c service/solver/plugins/_forty_thieves_native.c \
+	service/http/_wire_native.c
 NATIVE_PROBE := $(PY) -c 'import sysconfig as s; print(s.get_config_var("CC"), "-I" + s.get_paths()["include"])'
 
 native: venv

@@ -1,12 +1,13 @@
 """The project's compiled modules, declared here once: the Penguin family's search in C
-(``service.solver.plugins._penguin_native``) and Forty Thieves' search parts
-(``service.solver.plugins._forty_thieves_native``).
+(``service.solver.plugins._penguin_native``), Forty Thieves' search parts
+(``service.solver.plugins._forty_thieves_native``) and the wire format's per-card passes
+(``service.http._wire_native``).
 
 ``make`` builds them in place (``python setup.py build_ext --inplace``, each next to its source,
 so gunicorn and pytest import it from the repository root as they import ``service``),
 and so does the container image's build stage. Each plug-in (``penguin.py``,
-``forty_thieves.py``) stays the interpreted reference and uses its module when it can be
-imported.
+``forty_thieves.py``) and the wire format (``wire.py``) stays the interpreted reference and
+uses its module when it can be imported.
 
 The rest of the package's metadata is in pyproject.toml.
 """
@@ -30,6 +31,11 @@ setup(
             "service.solver.plugins._forty_thieves_native",
             ["service/solver/plugins/_forty_thieves_native.c"],
             depends=[KEYSET_HEADER],
+            extra_compile_args=[OPTIMIZE],
+        ),
+        Extension(
+            "service.http._wire_native",
+            ["service/http/_wire_native.c"],
             extra_compile_args=[OPTIMIZE],
         ),
     ],

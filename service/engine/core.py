@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from itertools import chain
@@ -196,6 +197,26 @@ class RulesError(ValueError):
 
 
 MAX_DEAL = 10**20 - 1  # PySolFC deal numbers have up to 20 digits
+
+
+def holds_the_deck(piles: Sequence[Pile], sorted_deck: list[Card]) -> bool:
+    """Whether ``piles`` hold exactly the cards of ``sorted_deck`` (a deck, sorted), each
+    as often: :meth:`Game.validate`'s common case, in one sort."""
+    return sorted(chain.from_iterable(piles)) == sorted_deck
+
+
+# The deck check Game.validate makes: holds_the_deck, or an equivalent given to
+# use_deck_check.
+_deck_check: Callable[[Sequence[Pile], list[Card]], bool] = holds_the_deck
+
+
+def use_deck_check(check: Callable[[Sequence[Pile], list[Card]], bool]) -> None:
+    """Have :meth:`Game.validate` check a state's cards with ``check``, which must answer
+    as :func:`holds_the_deck` does: the wire format gives its compiled one (the engine
+    stays pure Python, and :func:`holds_the_deck` its reference, which
+    tests/contract/test_wire_native.py compares with it)."""
+    global _deck_check
+    _deck_check = check
 
 
 @dataclass
@@ -440,8 +461,8 @@ class Game:
     def _deck_problems(self, state: State) -> list[Problem]:
         """Cards not in the deck, or more often than the deck holds them (pointing at
         the extra copy), then cards missing."""
-        if sorted(chain.from_iterable(state.piles)) == self._sorted_deck:
-            return []  # every card as often as the deck holds it: the common case, in one sort
+        if _deck_check(state.piles, self._sorted_deck):
+            return []  # every card as often as the deck holds it: the common case, in one pass
         problems: list[Problem] = []
         seen: Counter[Card] = Counter()
         for pile in state.piles:

@@ -3,8 +3,14 @@
 The engine works on tuples of small ints (a card is ``suit << 4 | rank``, a pile a flat
 index); clients see ``"TH"``, ``"tableau:3"`` and named pile groups. This module is the
 one translation between the two, on the HTTP side, so the engine holds no JSON shape
-and a second wire version would be a second module here. Pure Python (no Flask): the
-views call it, and tests and tools use it without an app.
+and a second wire version would be a second module here. No Flask: the views call it,
+and tests and tools use it without an app.
+
+The passes over every card of a request (a pile group's spellings read, a state's card
+texts written, the deck check of :meth:`Game.validate`) and the legal moves' answers run
+compiled (``_wire_native.c``, built by ``make``) when that module is built: the
+``python_*`` functions here are the reference, used when it is not, and
+tests/contract/test_wire_native.py compares the two. The end of this module chooses, once.
 
 Reading is strict and says where a problem is (a JSON pointer into the request's
 ``state`` or ``move``), so a client learns exactly what it sent wrong. It checks shape
@@ -22,7 +28,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
@@ -40,8 +46,15 @@ from service.engine.core import (
     Rejection,
     RulesError,
     State,
+    holds_the_deck,
+    use_deck_check,
 )
 from service.engine.registry import UnknownGame, get_game
+
+try:  # the compiled codec (_wire_native.c), built by `make`; the python_* functions below otherwise
+    from . import _wire_native
+except ImportError:  # pragma: no cover - a checkout nobody built (tests/solver/test_native_build.py fails then)
+    _wire_native = None  # type: ignore[assignment]
 
 FORMAT_VERSION: Final = 1
 MAX_PILE_CARDS: Final = 208  # more than any game's whole deck: anything longer is refused unread
@@ -122,35 +135,48 @@ CARD_TEXTS: Final[dict[int, str]] = {card: format_card(card) for card in CARD_CO
 
 def state_to_json(game: Game, state: State, leave_out: Collection[str] = ()) -> dict[str, Any]:
     """A state as answers carry it (and clients send it back): piles by group name, but
-    for the groups named in ``leave_out`` (a sealed state's face-down groups).
-
-    Every card's text is looked up at once, by one ``itemgetter`` over all the piles'
-    cards (the lookups in C), and each pile's list cut from those: a lookup pass per pile
-    costs more than the lookups themselves."""
+    for the groups named in ``leave_out`` (a sealed state's face-down groups)."""
     all_piles = state.piles
     if len(all_piles) != len(game.pile_refs):
         raise ValueError(f"{len(all_piles)} piles for a game of {len(game.pile_refs)}")  # as zip(strict=True) would
-    cards = list(chain.from_iterable(all_piles))
-    texts = list(itemgetter(*cards)(CARD_TEXTS)) if len(cards) > 1 else [CARD_TEXTS[c] for c in cards]
-    piles: dict[str, list[list[str]]] = {}
-    end = 0
-    for name, group in game.group_slices:
-        start = end
-        lists = []
-        for pile in all_piles[group]:
-            end += len(pile)
-            lists.append(texts[start:end])
-            start = end
-        if name not in leave_out:
-            piles[name] = lists
     return {
         "format": FORMAT_VERSION,
         "game": game.id,
         "options": dict(game.options),
         "deal": format_deal(state.deal),
-        "piles": piles,
-        "counters": {s.name: v for s, v in zip(game.counter_specs, state.counters, strict=True)},
+        "piles": pile_texts(all_piles, game.group_slices, leave_out),
+        "counters": (
+            {s.name: v for s, v in zip(game.counter_specs, state.counters, strict=True)}
+            if game.counter_specs or state.counters
+            else {}  # a game without counters (most): no comprehension to make and run
+        ),
     }
+
+
+def python_pile_texts(
+    piles: Sequence[Pile], group_slices: Sequence[tuple[str, slice]], leave_out: Collection[str]
+) -> dict[str, list[list[str]]]:
+    """``piles`` (a whole state's, in layout order) as card texts by group name
+    (``group_slices``: :attr:`Game.group_slices`), but for the groups in ``leave_out``;
+    KeyError for a card without a text, wherever it lies.
+
+    Every card's text is looked up at once, by one ``itemgetter`` over all the piles'
+    cards (the lookups in C), and each pile's list cut from those: a lookup pass per pile
+    costs more than the lookups themselves."""
+    cards = list(chain.from_iterable(piles))
+    texts = list(itemgetter(*cards)(CARD_TEXTS)) if len(cards) > 1 else [CARD_TEXTS[c] for c in cards]
+    out: dict[str, list[list[str]]] = {}
+    end = 0
+    for name, group in group_slices:
+        start = end
+        lists = []
+        for pile in piles[group]:
+            end += len(pile)
+            lists.append(texts[start:end])
+            start = end
+        if name not in leave_out:
+            out[name] = lists
+    return out
 
 
 def state_from_json(data: Mapping[str, Any], expect_game: str | None = None) -> tuple[Game, State]:
@@ -215,15 +241,18 @@ def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list
 def configured_game(game_id: str, options: Mapping[str, Any]) -> Game:
     """``get_game(game_id, options)``, remembered for the option sets states carry (their
     options are checked once per set, not once per request)."""
+    values = tuple(options.values())
     try:  # each value's type in the key too: True and 1 are equal keys, not equal options
-        return _configured_game(game_id, tuple((name, type(value), value) for name, value in options.items()))
+        return _configured_game(game_id, tuple(options), values, tuple(map(type, values)))
     except TypeError:  # an option value that cannot be a key (the schemas refuse those)
         return get_game(game_id, options)
 
 
 @lru_cache(maxsize=256)
-def _configured_game(game_id: str, options: tuple[tuple[str, type, Any], ...]) -> Game:
-    return get_game(game_id, {name: value for name, _, value in options})
+def _configured_game(game_id: str, names: tuple[str, ...], values: tuple[Any, ...], types: tuple[type, ...]) -> Game:
+    """The game of ``configured_game``'s key: the option names, their values and the
+    values' types, each a tuple made in one call (no generator per request)."""
+    return get_game(game_id, dict(zip(names, values, strict=True)))
 
 
 class ReadPileGroup(list[Any]):
@@ -232,10 +261,11 @@ class ReadPileGroup(list[Any]):
     (:func:`read_pile_group`), so that :func:`read_piles` takes them as they are instead
     of reading every card again."""
 
+    __slots__ = ("codes",)  # no instance dict to make for each group
     codes: tuple[Pile, ...]
 
 
-def read_pile_group(value: Any, max_piles: int) -> ReadPileGroup | None:
+def python_read_pile_group(value: Any, max_piles: int) -> ReadPileGroup | None:
     """``value`` with its piles read (:class:`ReadPileGroup`) when it is a list of at most
     ``max_piles`` piles, each a list of at most :data:`MAX_PILE_CARDS` card spellings the
     engine reads (:data:`CARD_CODES`); None for anything else (list subclasses too: the
@@ -273,8 +303,9 @@ def read_piles(
     if not is_mapping(piles_data):
         problems.append(Problem("/piles", "piles is an object of pile groups"))
         return []
+    group_start = game.group_start  # has_group's table, looked up once
     for name in piles_data:
-        if not game.has_group(name):
+        if name not in group_start:
             groups = ", ".join(g.name for g in game.groups)
             problems.append(Problem(f"/piles/{name}", f"{game.name} has no pile group {name!r} (groups: {groups})"))
     piles: list[Pile] = []
@@ -330,6 +361,8 @@ def read_counters(game: Game, counters_data: Any, problems: list[Problem]) -> li
     if not is_mapping(counters_data):
         problems.append(Problem("/counters", "counters is an object"))
         return []
+    if not counters_data and not game.counter_specs:
+        return []  # a game without counters (most), sent none: nothing to read
     names = {s.name for s in game.counter_specs}
     for name in counters_data:
         if name not in names:
@@ -386,8 +419,12 @@ def move_from_json(game: Game, data: Mapping[str, Any]) -> Move:
     return Move(Action.MOVE, src, dst, count)
 
 
-def move_to_json(game: Game, move: Move) -> dict[str, Any]:
-    """A move as ``legal_moves`` lists it: sent back verbatim, it reads as the same move."""
+def python_move_to_json(game: Game, move: Move) -> dict[str, Any]:
+    """A move as ``legal_moves`` lists it: sent back verbatim, it reads as the same move.
+
+    The compiled one (:data:`CODEC`) answers a game's card moves with the same dict each
+    time it meets them (a table per game, of at most a bounded number of moves): answers
+    are encoded as they are built and never changed, so callers must not change one."""
     action, src, dst, count = move
     if action != _MOVE:
         return {"action": ACTION_NAMES[action]}
@@ -406,6 +443,37 @@ def event_to_json(game: Game, event: Event) -> dict[str, Any]:
     if event.note:
         out["note"] = event.note
     return out
+
+
+# --- the compiled codec, or the Python functions ---------------------------------------
+# The one place that chooses: the compiled passes when _wire_native is built (the engine's
+# deck check included), this module's Python otherwise.
+CODEC: Final = (
+    None
+    if _wire_native is None
+    else _wire_native.Codec(
+        card_codes=CARD_CODES,
+        card_texts=CARD_TEXTS,
+        group_type=ReadPileGroup,
+        read_fallback=python_read_pile_group,
+        texts_fallback=python_pile_texts,
+        deck_fallback=holds_the_deck,
+        move_fallback=python_move_to_json,
+        move_action=_MOVE,
+        card_move=CARD_MOVE,
+        max_pile_cards=MAX_PILE_CARDS,
+    )
+)
+read_pile_group: Callable[[Any, int], ReadPileGroup | None] = python_read_pile_group
+pile_texts: Callable[[Sequence[Pile], Sequence[tuple[str, slice]], Collection[str]], dict[str, list[list[str]]]] = (
+    python_pile_texts
+)
+move_to_json: Callable[[Game, Move], dict[str, Any]] = python_move_to_json
+if CODEC is not None:
+    read_pile_group = CODEC.read_pile_group
+    pile_texts = CODEC.pile_texts
+    move_to_json = CODEC.move_to_json
+    use_deck_check(CODEC.holds_the_deck)
 
 
 # --- game descriptions -----------------------------------------------------------------
@@ -464,6 +532,7 @@ def game_actions(game: Game) -> list[str]:
 __all__ = [
     "ACTION_NAMES",
     "CARD_MOVE",
+    "CODEC",
     "FACE_DOWN_FIELD",
     "FORMAT_VERSION",
     "MAX_PILE_CARDS",
@@ -481,6 +550,10 @@ __all__ = [
     "move_from_json",
     "move_to_json",
     "parse_deal",
+    "pile_texts",
+    "python_move_to_json",
+    "python_pile_texts",
+    "python_read_pile_group",
     "read_body",
     "read_header",
     "read_pile_group",

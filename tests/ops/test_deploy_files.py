@@ -92,19 +92,20 @@ def test_dockerfile_runs_gunicorn_unprivileged_with_the_deploy_config() -> None:
 
 
 def test_dockerfile_compiles_in_the_build_stage_and_ships_no_compiler() -> None:
-    """The compiled searches are built (setup.py, with gcc) in a stage before the last,
-    from every C source and header of the plug-ins; the image itself installs nothing and
-    takes only the venv and the built modules from that stage."""
+    """The compiled modules (the searches, the wire codec) are built (setup.py, with gcc)
+    in a stage before the last, from every C source and header of theirs; the image
+    itself installs nothing and takes only the venv and the built modules from that
+    stage."""
     *build_stages, final = re.split(r"^FROM ", (DEPLOY / "Dockerfile").read_text(), flags=re.M)[1:]
     compiling = [s for s in build_stages if re.search(r"apt-get install .*\bgcc\b", s) and "setup.py" in s]
     assert compiling
-    plugins = "service/solver/plugins"
-    sources = sorted(p.name for p in (DEPLOY.parent / plugins).glob("_*native*.[ch]"))
-    copied = re.findall(rf"^COPY {plugins}/(\S+) ", compiling[0], flags=re.M)
+    sources = sorted(str(p.relative_to(REPO)) for p in (REPO / "service").rglob("_*native*.[ch]"))
+    assert len([s for s in sources if s.endswith(".c")]) == 3  # the two searches and the wire codec
+    copied = re.findall(r"^COPY (service/\S+) ", compiling[0], flags=re.M)
     assert sorted(copied) == sources
     assert "apt-get" not in final and "gcc" not in final
     taken = re.findall(r"^COPY --from=build (\S+) ", final, flags=re.M)
-    modules = [f"/src/{plugins}/{name.removesuffix('.c')}.*.so" for name in sources if name.endswith(".c")]
+    modules = [f"/src/{name.removesuffix('.c')}.*.so" for name in sources if name.endswith(".c")]
     assert taken[0] == "/opt/venv" and sorted(taken[1:]) == sorted(modules)
 
 
