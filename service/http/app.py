@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any, Final, cast
 
 import flask
@@ -13,9 +14,12 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
+from flask.sessions import NullSession, SecureCookieSessionInterface
 from flask_smorest.spec.plugins import FlaskPlugin
-from werkzeug.routing import Rule
+from werkzeug.datastructures import Headers
+from werkzeug.routing import Map, MapAdapter, Rule
 from werkzeug.sansio.response import Response
+from werkzeug.utils import get_content_type
 
 from service.settings import Settings, read_settings
 
@@ -183,24 +187,187 @@ class CompactJSONProvider(DefaultJSONProvider):
         return self.compact_encoder().encode(obj).encode()
 
     def response(self, *args: Any, **kwargs: Any) -> Response:
+        """The answer as ``response_class(text, mimetype=self.mimetype)`` makes it, with its
+        two headers handed to the response ready-made: Werkzeug would work out the content
+        type from the mimetype, then set it and the body's length each through
+        ``Headers``, which checks the value for newlines and looks through the list for the
+        name (tests/contract/test_request_path_round5.py compares the two)."""
         if self.compact is False or (self.compact is None and self._app.debug):
             return super().response(*args, **kwargs)
         obj = self._prepare_response_obj(args, kwargs)
         response_class = cast("type[flask.Response]", self._app.response_class)  # typed as the sansio base
-        return response_class(self.compact_text(obj) + b"\n", mimetype=self.mimetype)
+        text = self.compact_text(obj) + b"\n"
+        if not response_class.automatically_set_content_length:
+            return response_class(text, mimetype=self.mimetype)
+        headers = Headers()
+        headers._list += (content_type_header(self.mimetype), ("Content-Length", str(len(text))))
+        return response_class([text], headers=headers)
+
+
+@lru_cache(maxsize=16)  # the providers' mimetypes: one, in this app
+def content_type_header(mimetype: str) -> tuple[str, str]:
+    """The ``Content-Type`` header of an answer of ``mimetype``, as Werkzeug's response
+    sets it (the charset added to a text type), its value checked by ``Headers``."""
+    header: tuple[str, str] = Headers([("Content-Type", get_content_type(mimetype, "utf-8"))])._list[0]
+    return header
+
+
+# What Werkzeug's ``Map.bind_to_environ`` reads of the WSGI environ (with ``get_host``'s
+# reads among them): an adapter bound to the same values is the same adapter.
+BIND_ENVIRON_KEYS: Final = (
+    "wsgi.url_scheme", "HTTP_HOST", "SERVER_NAME", "SERVER_PORT", "HTTP_CONNECTION", "HTTP_UPGRADE",
+    "SCRIPT_NAME", "PATH_INFO", "QUERY_STRING", "REQUEST_METHOD",
+)
+
+
+class ServiceMap(Map):
+    """Werkzeug's URL map, remembering the adapter it bound to each set of the environ's
+    values :data:`BIND_ENVIRON_KEYS` (Flask binds one for every request: the host read
+    twice, its IDNA encoding, the path and query decoded).
+
+    An adapter keeps what it was bound to and changes nothing afterwards (matching and
+    building only read it, and read the map's current rules), so one adapter serves every
+    request that binds to the same values; each request still gets its own match. Only a
+    bind without a server name is remembered (Flask's, unless ``SERVER_NAME`` is set:
+    with one, Werkzeug may warn that the host differs, once per bind); a bind that raises
+    is never remembered. The remembered adapters are dropped all at once when there are
+    :data:`MAX_ADAPTERS` (the paths come from clients). The map's own settings (host
+    matching, the default subdomain) are not part of what is remembered: like its rules'
+    converters, they are set before the app serves."""
+
+    MAX_ADAPTERS = 1024
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._adapters: dict[tuple[Any, ...], MapAdapter] = {}
+
+    def bind_to_environ(self, environ: Any, server_name: str | None = None, subdomain: str | None = None) -> MapAdapter:
+        wsgi_env = environ
+        if server_name is not None or type(wsgi_env) is not dict:
+            return super().bind_to_environ(environ, server_name, subdomain)
+        key = (subdomain, *map(wsgi_env.get, BIND_ENVIRON_KEYS))
+        try:
+            return self._adapters[key]
+        except KeyError:
+            pass
+        except TypeError:  # a value that cannot be a key: bound anew
+            return super().bind_to_environ(environ, server_name, subdomain)
+        adapter = super().bind_to_environ(environ, server_name, subdomain)
+        if len(self._adapters) >= self.MAX_ADAPTERS:
+            self._adapters.clear()
+        self._adapters[key] = adapter
+        return adapter
+
+
+class ServiceRequest(flask.Request):
+    """Flask's request, whose :meth:`close` closes the uploaded files it parsed only when
+    it parsed any (``files`` was read): Werkzeug's looks through an empty mapping
+    otherwise, on every request."""
+
+    def close(self) -> None:
+        if "files" in self.__dict__:
+            super().close()
+
+
+# Headers Werkzeug rewrites on the way out (``Response.get_wsgi_headers``), in lower case.
+REWRITTEN_HEADERS: Final = frozenset({"location", "content-location"})
+
+
+class OnePieceBody:
+    """The WSGI iterable of a body held as one ``bytes``: that piece, then the response's
+    ``close`` when the server closes it, as Werkzeug's ``ClosingIterator`` over the
+    response's encoded pieces hands them (without its generator and its set-up)."""
+
+    __slots__ = ("_next", "close")
+
+    def __init__(self, piece: bytes, close: Callable[[], None]) -> None:
+        self._next = iter((piece,)).__next__
+        self.close = close
+
+    def __iter__(self) -> OnePieceBody:
+        return self
+
+    def __next__(self) -> bytes:
+        return self._next()
+
+
+class ServiceResponse(flask.Response):
+    """Flask's response, with less of Werkzeug's work on the way out when there is nothing
+    for it to change (tests/contract/test_request_path_round5.py compares both ways):
+
+    - ``get_wsgi_headers`` copies the headers (checking each value again for newlines, as
+      setting it through ``Headers`` already did) to fix a ``Location`` or
+      ``Content-Location``, drop ``Content-Length`` from a 1xx, 204 or 304, or add one the
+      body can tell. An answer with none of these to do (every JSON answer: its length is
+      set with its body) goes out with a plain copy of its header list, the same pairs in
+      the same order.
+    - ``get_app_iter`` wraps the body in a generator that encodes text pieces and in a
+      ``ClosingIterator`` (whose set-up alone evaluates a typing expression). A body held
+      as one ``bytes`` (every answer whose data was set) that is to be sent (not a
+      passthrough, not a HEAD, 1xx, 204 or 304) goes out as a :class:`OnePieceBody`.
+
+    Any other answer takes Werkzeug's way."""
+
+    def get_app_iter(self, environ: Any) -> Any:
+        body = self.response
+        if type(body) is list and len(body) == 1 and type(body[0]) is bytes and not self.direct_passthrough:
+            status = self.status_code
+            if environ["REQUEST_METHOD"] != "HEAD" and not (100 <= status < 200 or status == 204 or status == 304):
+                return OnePieceBody(body[0], self.close)
+        return super().get_app_iter(environ)
+
+    def get_wsgi_headers(self, environ: Any) -> Headers:
+        status = self.status_code
+        if not (100 <= status < 200 or status == 204 or status == 304):
+            pairs = self.headers._list
+            has_length = False
+            for name, _ in pairs:
+                lower = name.lower()
+                if lower == "content-length":
+                    has_length = True
+                elif lower in REWRITTEN_HEADERS:
+                    break
+            else:
+                if has_length:
+                    headers = Headers()
+                    headers._list = pairs.copy()
+                    return headers
+        return super().get_wsgi_headers(environ)
+
+
+class NullSessionInterface(SecureCookieSessionInterface):
+    """Flask's cookie sessions, with one null session for every request: the service sets
+    no secret key, so Flask makes a null session (read-only, every write raises) for each
+    request. One serves them all: nothing can be written to it, and Flask reads its
+    ``accessed`` and ``modified`` flags only when saving a session, which it never does for
+    a null one. With a secret key, sessions work as Flask's."""
+
+    def __init__(self) -> None:
+        self._null_session = self.null_session_class()
+
+    def make_null_session(self, app: Flask) -> NullSession:
+        return self._null_session
 
 
 class ServiceFlask(Flask):
-    """Flask, remembering which functions :meth:`ensure_sync` found synchronous.
+    """Flask with its per-request work cut to what the service needs (each piece keeps
+    Flask's behaviour; tests/contract/test_request_path_round5.py compares them):
 
-    Flask asks it of every hook and view on every request, and flask-smorest's decorators
-    once more per layer (a view here has up to nine), each time inspecting the function
-    anew; the answer for a function never changes. Async functions are not remembered
-    (Flask wraps them anew, as it always did); nor is anything past
-    :data:`MAX_SYNC_FUNCTIONS` (the app's functions are a fixed set, far fewer)."""
+    - :meth:`ensure_sync` remembers which functions it found synchronous. Flask asks it of
+      every hook and view on every request, and flask-smorest's decorators once more per
+      layer (a view here has up to nine), each time inspecting the function anew; the
+      answer for a function never changes. Async functions are not remembered (Flask wraps
+      them anew, as it always did); nor is anything past :data:`MAX_SYNC_FUNCTIONS` (the
+      app's functions are a fixed set, far fewer).
+    - URL adapters, requests, responses and null sessions from :class:`ServiceMap`,
+      :class:`ServiceRequest`, :class:`ServiceResponse` and :class:`NullSessionInterface`."""
 
     MAX_SYNC_FUNCTIONS = 4096
     json_provider_class = CompactJSONProvider
+    url_map_class = ServiceMap
+    request_class = ServiceRequest
+    response_class = ServiceResponse
+    session_interface = NullSessionInterface()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -172,21 +172,43 @@ def _read_plain(data: bytes) -> Any:
     order mark, invalid UTF-8) and some JSON it accepts (a lone surrogate escape,
     ``1E400``), and reads everything else to the same value, but for two things it is not
     strict about: a key twice in one object (it keeps the last) and digits past 64 bits
-    (an integer becomes a float). So it reads only a body with no digit run of 19 or
-    more (which also leaves every over-long number to the strict decoder), and its value
-    counts only when orjson's writing of it has as many colons as the body: strings keep
-    their colons both ways and only an escaped colon adds one (such a body is left to the
-    strict decoder), so a member dropped as a duplicate (its own colon at least) makes
-    fewer. Everything else is the strict decoder's to read and answer."""
-    if _LONG_DIGIT_RUN in data.translate(_DIGITS_AS_ZERO) or (b"\\" in data and any(e in data for e in _ESCAPED_COLONS)):
-        return _NOT_READ
+    (an integer becomes a float).
+
+    Its value counts at once when orjson writes it back as the body, or as the body once
+    the spaces are taken out of both (:func:`_written_back`): the tokens are then the
+    same (a space never ends or starts one, inside a string or out), so no member was
+    dropped as a duplicate and every number reads back as written (an integer within 64
+    bits, a float orjson read as Python does, none over :data:`MAX_NUMBER_CHARS`
+    characters). Any other body (escapes orjson writes otherwise, numbers written another
+    way, other whitespace) is read only if it has no digit run of 19 or more (which
+    also leaves every over-long number to the strict decoder) and its value counts only
+    when orjson's writing of it has as many colons as the body: strings keep their colons
+    both ways and only an escaped colon adds one (such a body is left to the strict
+    decoder), so a member dropped as a duplicate (its own colon at least) makes fewer.
+    Everything else is the strict decoder's to read and answer."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _NOT_READ
-    if isinstance(value, (dict, list)) and orjson.dumps(value).count(b":") != data.count(b":"):
+    text = orjson.dumps(value)
+    if _written_back(data, text):
+        return value
+    if _LONG_DIGIT_RUN in data.translate(_DIGITS_AS_ZERO) or (b"\\" in data and any(e in data for e in _ESCAPED_COLONS)):
+        return _NOT_READ
+    if isinstance(value, (dict, list)) and text.count(b":") != data.count(b":"):
         return _NOT_READ
     return value
+
+
+def _written_back(data: bytes, text: bytes) -> bool:
+    """Whether ``text`` (orjson's writing of what it read in ``data``) is ``data``, or is
+    ``data`` once the spaces are taken out of both (orjson writes spaces only inside
+    strings, so only a ``text`` with one loses them too)."""
+    if text == data:
+        return True
+    if b" " in text:
+        text = text.replace(b" ", b"")
+    return text == data.replace(b" ", b"")
 
 
 def parse_json(data: bytes) -> Any:
