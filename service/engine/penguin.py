@@ -62,6 +62,9 @@ DECK_SIZE = 52
 BASE_CARDS_DEALT = 3  # the beak deal's base cards, on the first three foundations
 # The ``runs`` option's values: whole runs, one card at a time, the free-cell limit.
 RUN_RULES = ("whole", "single", "free-cell-limit")
+# Looked up once: an enum member is reached through a Python-level descriptor.
+MOVE_ACTION = Action.MOVE
+MOVE_EVENT = EventKind.MOVE
 
 
 def _suit_run(card: Card) -> Pile:
@@ -153,8 +156,22 @@ class PenguinFamily(Game):
         self.F = self.group_range("foundation")
         self.T = self.group_range("tableau")
         self.C = range(self.F.stop, self.T.start)  # the cells, between the two (maybe none)
+        self._base_foundations = slice(self.F.start, self.F.start + BASE_CARDS_DEALT)  # what the beak deal starts
+        self._foundation_slice = slice(self.F.start, self.F.stop)
+        # Every foundation validate_piles finds nothing wrong with, by base rank: empty, or a
+        # prefix of a base-rank card's suit run (all four checked in one pass, the common case).
+        self._foundations_in_order: dict[int, frozenset[Pile]] = {
+            base: frozenset(
+                [(), *(SUIT_RUNS[c][:k] for c in ALL_CARDS if RANK_OF[c] == base for k in range(1, 14))]
+            )
+            for base in ALL_RANKS
+        }
         self.max_dealt = 7 if self.beak else 8
         self._card_tables()
+        # run_limits of every count of free cells and empty piles: legal_moves looks them up.
+        self._run_limits: tuple[tuple[tuple[int, int], ...], ...] = tuple(
+            tuple(self.run_limits(free, empty) for empty in range(len(self.T) + 1)) for free in range(len(self.C) + 1)
+        )
         # Every one-card move, built once: ``legal_moves`` looks them up (moves are tuples,
         # equal by value, so a shared one is the same move).
         piles = range(len(self.pile_refs))
@@ -281,10 +298,16 @@ class PenguinFamily(Game):
         cards = range(CARD_SLOTS)
         self._parents: dict[int, tuple[int, ...]] = {}
         self._empty_takes: dict[int, tuple[bool, ...]] = {}
+        self._children: dict[int, tuple[int, ...]] = {}  # the parents' inverse: the card whose parent a card is, or -1
         for base in ALL_RANKS:
             parents = [self.tableau_parent(c, base) if RANK_OF[c] > 0 else None for c in cards]
             self._parents[base] = tuple(-1 if p is None else p for p in parents)
             self._empty_takes[base] = tuple(RANK_OF[c] > 0 and self.empty_pile_takes(c, base) for c in cards)
+            children = [-1] * CARD_SLOTS
+            for c, p in enumerate(self._parents[base]):
+                if p >= 0:
+                    children[p] = c
+            self._children[base] = tuple(children)
 
     def parent_table(self, base: int) -> tuple[int, ...]:
         """:meth:`tableau_parent` of every card (-1 for none), indexed by card."""
@@ -296,7 +319,7 @@ class PenguinFamily(Game):
 
     def is_legal(self, state: State, move: Move) -> bool:
         """:meth:`why_illegal` as a yes or no, after the checks every game shares."""
-        if move.action != Action.MOVE:
+        if move.action != MOVE_ACTION:
             return False
         n = len(state.piles)
         s, d, k = move.src, move.dst, move.count
@@ -388,10 +411,23 @@ class PenguinFamily(Game):
     def _foundation_targets(self, piles: tuple[Pile, ...], card: Card, base: int) -> list[int]:
         return [f for f in self.F if self.foundation_takes(piles[f], card, base)]
 
-    def _destinations(self, piles: tuple[Pile, ...]) -> tuple[dict[Card, int], list[int], dict[Card, int], list[int]]:
-        """For :meth:`legal_moves`: the next card of each started foundation (-> that
-        foundation), the empty foundations, the top card of each tableau pile (-> that
-        pile) and the empty tableau piles."""
+    def legal_moves(self, state: State) -> list[Move]:
+        """Every legal move, each target separately: the fast path of
+        :meth:`why_illegal`, with the same rules.
+
+        One deck: every card is unique, so a card's foundation (the one whose next card
+        it is) and its tableau target (the pile whose top card takes it: its parent, by
+        the parents' inverse) are found by dictionary lookups instead of pairing piles.
+        One-card moves are looked up (those to every free cell, or every empty pile,
+        picked by one ``itemgetter`` when there are several); :meth:`run_length` is
+        inlined, each card of the run looked up as the run grows. No comprehension or
+        generator: one would make the locals it reads closure cells, slower everywhere.
+        """
+        piles = state.piles
+        base = self.base_rank(state)
+        parent = self._parents[base]
+        empty_takes = self._empty_takes[base]
+        # The next card of each started foundation (-> that foundation), the empty ones.
         home: dict[Card, int] = {}
         open_foundations: list[int] = []
         for f in self.F:
@@ -400,55 +436,49 @@ class PenguinFamily(Game):
                 open_foundations.append(f)
             elif len(fp) < 13:  # foundation_wants, looked up
                 home[NEXT_IN_SUIT[fp[-1]]] = f
-        takes: dict[Card, int] = {}
+        # The card each tableau pile's top card takes (-> that pile; -1 for a top card that
+        # takes none), the empty piles.
+        child = self._children[base]
+        onto_pile: dict[Card, int] = {}
         empty: list[int] = []
         for t in self.T:
             tp = piles[t]
             if tp:
-                takes[tp[-1]] = t
+                onto_pile[child[tp[-1]]] = t
             else:
                 empty.append(t)
-        return home, open_foundations, takes, empty
-
-    def legal_moves(self, state: State) -> list[Move]:
-        """Every legal move, each target separately: the fast path of
-        :meth:`why_illegal`, with the same rules.
-
-        One deck: every card is unique, so a card's tableau parent and its foundation
-        are found by dictionary lookups instead of pairing piles. One-card moves are
-        looked up (those to every free cell, or every empty pile, picked by one
-        ``itemgetter`` when there are several), and :meth:`run_length` is inlined.
-        """
-        piles = state.piles
-        base = self.base_rank(state)
-        parent = self._parents[base]
-        empty_takes = self._empty_takes[base]
-        home, open_foundations, takes, empty = self._destinations(piles)
-        free = [c for c in self.C if not piles[c]]
-        # The one-card moves from a source's row of `one` to every free cell, every empty pile.
-        to_free = _picker(free)
+        # The one-card moves from a source's row of `one` to every empty pile, every free cell.
         to_empty = _picker(empty)
         one = self._one_card_moves
-        MOVE = Action.MOVE
+        MOVE = MOVE_ACTION
         moves: list[Move] = []
 
         # Cells: to a foundation or the tableau, never to another cell.
+        free: list[int] = []
         for c in self.C:
             if not piles[c]:
+                free.append(c)
                 continue
             card = piles[c][0]
+            if (
+                card not in home
+                and card not in onto_pile
+                and not (open_foundations and RANK_OF[card] == base)
+                and not (empty and empty_takes[card])
+            ):
+                continue  # nowhere to go (the common case), found without a lookup call
             from_c = one[c]
-            f = home.get(card)
-            if f is not None:
-                moves.append(from_c[f])
+            if card in home:
+                moves.append(from_c[home[card]])
             elif RANK_OF[card] == base:  # an empty foundation takes a base-rank card
-                moves.extend(from_c[f] for f in open_foundations)
-            onto = takes.get(parent[card])
-            if onto is not None:
-                moves.append(from_c[onto])
+                for f in open_foundations:
+                    moves.append(from_c[f])
+            if card in onto_pile:
+                moves.append(from_c[onto_pile[card]])
             if empty and empty_takes[card]:
                 moves.extend(to_empty(from_c))
-        limit_onto, limit_empty = self.run_limits(len(free), len(empty))
+        to_free = _picker(free)
+        limit_onto, limit_empty = self._run_limits[len(free)][len(empty)]
         for s in self.T:
             sp = piles[s]
             if not sp:
@@ -456,40 +486,41 @@ class PenguinFamily(Game):
             n = len(sp)
             from_s = one[s]
             card = sp[-1]
-            f = home.get(card)
-            if f is not None:
-                moves.append(from_s[f])
-            elif RANK_OF[card] == base:
-                moves.extend(from_s[f] for f in open_foundations)
+            if card in home:
+                moves.append(from_s[home[card]])
+            elif open_foundations and RANK_OF[card] == base:
+                for f in open_foundations:
+                    moves.append(from_s[f])
             if free:
                 moves.extend(to_free(from_s))
-            run = 1  # run_length(sp, base), when more than one card may move
-            if limit_onto > 1:
-                while run < n and parent[sp[n - run]] == sp[n - run - 1]:
-                    run += 1
-            onto = takes.get(parent[card])
-            if onto is not None and onto != s:
-                moves.append(from_s[onto])
-            for k in range(2, min(run, limit_onto) + 1):
-                onto = takes.get(parent[sp[n - k]])
-                if onto is not None and onto != s:
-                    moves.append(Move(MOVE, s, onto, k))
+            if card in onto_pile and onto_pile[card] != s:
+                moves.append(from_s[onto_pile[card]])
+            # The run (run_length(sp, base), at most limit_onto cards), each card of it onto
+            # the pile whose top takes it, looked up as the run grows.
+            run = 1
+            while run < limit_onto and run < n and parent[sp[n - run]] == sp[n - run - 1]:
+                run += 1
+                bottom = sp[n - run]
+                if bottom in onto_pile and onto_pile[bottom] != s:
+                    moves.append(Move(MOVE, s, onto_pile[bottom], run))
             if empty:
-                # k == n would move a whole pile into an empty one: it changes nothing
+                # k == n would move a whole pile into an empty one: it changes nothing (and
+                # limit_empty <= limit_onto: the run as far as limit_onto is long enough)
                 for k in range(1, min(run, limit_empty, n - 1) + 1):
                     if not empty_takes[sp[n - k]]:
                         continue
                     if k == 1:
                         moves.extend(to_empty(from_s))
                     else:
-                        moves.extend(Move(MOVE, s, t, k) for t in empty)
+                        for t in empty:
+                            moves.append(Move(MOVE, s, t, k))
         return moves
 
     def _apply(self, state: State, move: Move, events: list[Event] | None) -> State:
         new = self.move_cards(state, move.src, move.dst, move.count)
         if events is not None:
             moved = state.piles[move.src][-move.count :]
-            events.append(Event(EventKind.MOVE, move.src, move.dst, moved))
+            events.append(Event(MOVE_EVENT, move.src, move.dst, moved))
         return new
 
     def is_won(self, state: State) -> bool:
@@ -502,25 +533,14 @@ class PenguinFamily(Game):
             if sp:
                 targets = self._foundation_targets(state.piles, sp[-1], base)
                 if targets:
-                    return Move(Action.MOVE, s, targets[0], 1)
+                    return Move(MOVE_ACTION, s, targets[0], 1)
         return None
 
     # --- validation --------------------------------------------------------------
-    def validate_piles(self, state: State) -> list[Problem]:
+    def _foundation_problems(self, piles: tuple[Pile, ...], base: int) -> list[Problem]:
+        """What is wrong with the foundations: each must start with a base-rank card and
+        build up in suit from it."""
         problems: list[Problem] = []
-        piles = state.piles
-        if self.beak:
-            for f in self.F[:BASE_CARDS_DEALT]:
-                if not piles[f]:
-                    problems.append(
-                        Problem(
-                            self.pointer(f),
-                            "foundations 0-2 receive a base card in the deal and never lose it",
-                        )
-                    )
-            if problems:
-                return problems
-        base = self.base_rank(state)
         for f in self.F:
             fp = piles[f]
             if not fp:
@@ -532,13 +552,33 @@ class PenguinFamily(Game):
                 continue
             run = SUIT_RUNS.get(fp[0])
             if run is not None and fp == run[:len(fp)]:
-                continue  # in order (the common case): no card to point at
+                continue  # in order: no card to point at
             for i in range(1, len(fp)):
                 if fp[i] != next_in_suit(fp[i - 1]):
                     problems.append(
                         Problem(self.pointer(f, i), "foundations build up in suit by one")
                     )
                     break
+        return problems
+
+    def validate_piles(self, state: State) -> list[Problem]:
+        problems: list[Problem] = []
+        piles = state.piles
+        if self.beak and not all(piles[self._base_foundations]):  # (all there: the common case, in one pass)
+            for f in self.F[:BASE_CARDS_DEALT]:
+                if not piles[f]:
+                    problems.append(
+                        Problem(
+                            self.pointer(f),
+                            "foundations 0-2 receive a base card in the deal and never lose it",
+                        )
+                    )
+            if problems:
+                return problems
+        base = self.base_rank(state)
+        in_order = self._foundations_in_order.get(base, frozenset())  # (none for a base no card has)
+        if not all(map(in_order.__contains__, piles[self._foundation_slice])):
+            problems.extend(self._foundation_problems(piles, base))  # (else all in order: the common case)
         limit = self.max_dealt + 12
         for t in self.T:
             if len(piles[t]) > limit:

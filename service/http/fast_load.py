@@ -7,21 +7,25 @@ the schema again. A request body is loaded once per request, and a move request 
 five schemas, so that bookkeeping costs more than the checks themselves.
 
 :class:`FastLoadSchema` loads the way marshmallow does, field by field with the fields'
-own ``_deserialize`` and validators (a plain ``String`` or ``Integer`` field's checked
-inline for a value of exactly its type: :func:`exact_check`), through a reader built
-once per schema instance (:func:`compile_reader`), and only for what it reads exactly as marshmallow would: a
+own ``_deserialize`` and validators, through a reader written once per schema instance as
+one Python function (:func:`compile_reader`): a plain ``String`` or ``Integer`` field's
+checks written out for a value of exactly its type (:func:`exact_check`), a nested
+schema's fields and a ``Dict``'s entries read in place, an absent optional field passed
+over in one test. It answers only for what it reads exactly as marshmallow would: a
 single object, no hooks, ``unknown`` RAISE or EXCLUDE, ``partial`` naming top-level fields
-of a schema of flat fields only (:data:`FLAT_FIELDS`). Anything else, and every value the reader does not
-accept (a field or validator raises, a required field is missing, an unknown key...), is
-loaded again by marshmallow's own ``Schema.load`` from the start, so every error, and
-every message and pointer in it, is marshmallow's. The reader only ever answers for data
-marshmallow accepts, with the dict marshmallow would build
-(``tests/contract/test_fast_load.py`` compares the two on valid and broken bodies).
+of a schema of flat fields only (:data:`FLAT_FIELDS`). Anything else, and every value the
+reader does not accept (a field or validator raises, a required field is missing, an
+unknown key...), is loaded again by marshmallow's own ``Schema.load`` from the start, so
+every error, and every message and pointer in it, is marshmallow's. The reader only ever
+answers for data marshmallow accepts, with the dict marshmallow would build
+(``tests/contract/test_fast_load.py`` and ``test_moves_fast_state.py`` compare the two on
+valid and broken bodies). The schema stays the one declaration: the reader is written
+from its fields, and the contract from the schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
@@ -168,56 +172,261 @@ def exact_check(field: fields.Field) -> ExactCheck | None:
     return ExactCheck(kind, choices, match, low, high)
 
 
+class ReaderSource:
+    """The source of one schema's reader as :func:`compile_reader` writes it: its lines,
+    and the objects they name (fields' ``_deserialize``, validators, choices, defaults),
+    each bound once as a name of the namespace the reader runs in."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.namespace: dict[str, Any] = {
+            "missing": missing, "NotFast": NotFast, "Mapping": Mapping, "RAISE": RAISE, "EXCLUDE": EXCLUDE,
+        }
+        self._names = 0
+
+    def name(self, value: Any, hint: str) -> str:
+        """A new name in the reader's namespace, bound to ``value``."""
+        self._names += 1
+        name = f"{hint}_{self._names}"
+        self.namespace[name] = value
+        return name
+
+    def local(self, hint: str) -> str:
+        """A new local variable of the reader."""
+        self._names += 1
+        return f"{hint}{self._names}"
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+
 def compile_reader(schema: Schema) -> SchemaReader | None:
     """The fast reader of ``schema`` (None when it has hooks or dotted attributes, which
-    the reader does not do)."""
+    the reader does not do): one Python function written for the schema, with its fields
+    in order, a ``String``'s or ``Integer``'s checks (:func:`exact_check`) written out
+    inline, and a nested schema's fields and a ``Dict``'s entries read in place
+    (:func:`_emit_fields`), so that a load makes no call per field but the fields' own
+    ``_deserialize`` and validators. What it reads, and where it gives up (``NotFast``),
+    is what reading field by field as marshmallow does would do."""
     if schema.many or any(schema._hooks.values()):
         return None
-    # (data key, field name, key in the loaded dict, whether the field may simply be
-    # absent (optional, no default: nothing to load), exact check or None, reader)
-    plan: list[tuple[str, str, str, bool, ExactCheck | None, Reader]] = []
+    src = ReaderSource()
+    src.emit(0, "def read(data, partial, unknown):")
+    src.emit(1, "if type(data) is not dict and not isinstance(data, Mapping):")
+    src.emit(2, "raise NotFast")
+    known = src.name(frozenset(_data_key(name, f) for name, f in schema.load_fields.items()), "known")
+    src.emit(1, "if unknown == RAISE:")
+    src.emit(2, f"if not {known}.issuperset(data):")
+    src.emit(3, "raise NotFast")
+    src.emit(1, "elif unknown != EXCLUDE:")
+    src.emit(2, "raise NotFast")
+    flat = all(isinstance(f, FLAT_FIELDS) for f in schema.load_fields.values())
+    if not flat:
+        src.emit(1, "if partial:")
+        src.emit(2, "raise NotFast  # marshmallow hands partial on to the fields")
+    if not _emit_fields(src, schema, "data", "out", 1, flat, (schema,)):
+        return None
+    src.emit(1, "return out")
+    exec(compile("\n".join(src.lines), f"<fast reader of {type(schema).__name__}>", "exec"), src.namespace)
+    reader: SchemaReader = src.namespace["read"]
+    return reader
+
+
+def _data_key(attr_name: str, field: fields.Field) -> str:
+    return field.data_key if field.data_key is not None else attr_name
+
+
+class Cases:
+    """An ``if``/``elif``/``else`` chain of the reader's source, written case by case."""
+
+    def __init__(self, src: ReaderSource, depth: int) -> None:
+        self.src, self.depth, self.opened = src, depth, False
+
+    def case(self, condition: str) -> int:
+        """Open the next case; the depth its body is written at."""
+        self.src.emit(self.depth, f"{'elif' if self.opened else 'if'} {condition}:")
+        self.opened = True
+        return self.depth + 1
+
+    def rest(self) -> int:
+        """Open the case of everything else (no line at all when no case came before)."""
+        if not self.opened:
+            return self.depth
+        self.src.emit(self.depth, "else:")
+        return self.depth + 1
+
+
+def _emit_fields(
+    src: ReaderSource, schema: Schema, data: str, out: str, depth: int, with_partial: bool,
+    within: tuple[Schema, ...],
+) -> bool:
+    """Write the reading of ``schema``'s fields from the mapping named ``data`` into a new
+    dict named ``out``; False (nothing usable written) for a dotted attribute.
+    ``with_partial``: a field ``partial`` names may be absent (a flat schema's top level).
+    ``within``: the schemas being written, whose classes a nested field does not write again."""
+    src.emit(depth, f"{out} = {{}}")
     for attr_name, field in schema.load_fields.items():
-        key = field.data_key if field.data_key is not None else attr_name
         target = field.attribute or attr_name
         if "." in target:
-            return None
-        may_be_absent = not field.required and field.load_default is missing
-        plan.append((key, attr_name, target, may_be_absent, exact_check(field), _field_reader(field, key)))
-    known = frozenset(key for key, _, _, _, _, _ in plan)
-    flat = all(isinstance(f, FLAT_FIELDS) for f in schema.load_fields.values())
+            return False
+        key = _data_key(attr_name, field)
+        raw, value, store = src.local("raw"), src.local("value"), f"{out}[{target!r}]"
+        may_be_absent = not field.required and field.load_default is missing  # then nothing to load
+        if may_be_absent:  # read only when there (one test for an absent field)
+            src.emit(depth, f"if {key!r} in {data}:")
+            src.emit(depth + 1, f"{raw} = {data}[{key!r}]")
+            cases = Cases(src, depth + 1)
+        else:
+            src.emit(depth, f"{raw} = {data}.get({key!r}, missing)")
+            cases = Cases(src, depth)
+        _emit_exact(src, cases, field, raw, store)
+        if with_partial and not may_be_absent:
+            at = cases.case(f"{raw} is missing and partial and {attr_name!r} in partial")
+            src.emit(at, "pass")
+        nested = _inlined_schema(field, within)
+        if nested is not None:
+            inner = src.local("out")
+            at = cases.case(f"type({raw}) is dict")
+            if nested.unknown == RAISE:
+                known = src.name(frozenset(_data_key(n, f) for n, f in nested.load_fields.items()), "known")
+                src.emit(at, f"if not {known}.issuperset({raw}):")
+                src.emit(at + 1, "raise NotFast")
+            if not _emit_fields(src, nested, raw, inner, at, False, (*within, nested)):
+                return False
+            src.emit(at, f"{store} = {inner}")
+        elif _inlined_dict(field):
+            assert isinstance(field, fields.Dict) and field.value_field is not None
+            entries = src.local("entries")
+            at = cases.case(f"type({raw}) is dict")
+            src.emit(at, f"{entries} = {{}}")
+            src.emit(at, f"for name, item in {raw}.items():")
+            src.emit(at + 1, "if type(name) is not str:")
+            src.emit(at + 2, "raise NotFast")
+            _emit_entry(src, field.value_field, "item", f"{entries}[name]", at + 1)
+            _emit_validators(src, field, entries, at)
+            src.emit(at, f"{store} = {entries}")
+        if not _plain(field):
+            at = cases.rest()
+            src.emit(at, f"{value} = {src.name(field.deserialize, 'deserialize')}({raw}, {key!r}, {data})")
+        else:
+            _emit_missing_or_none(src, cases, field, raw, store, "pass" if may_be_absent else None)
+            at = cases.rest()
+            schema_of = _nested_schema(field)
+            if schema_of is not None:
+                src.emit(at, f"{value} = {src.name(schema_of, 'schema')}.load({raw})")
+            else:
+                deserialize = src.name(_dict_reader(field) or field._deserialize, "deserialize")
+                src.emit(at, f"{value} = {deserialize}({raw}, {key!r}, {data})")
+                _emit_validators(src, field, value, at)
+        src.emit(at, f"if {value} is not missing:")
+        src.emit(at + 1, f"{store} = {value}")
+    return True
 
-    def read(data: Any, partial: Collection[str] | None, unknown: str) -> dict[str, Any]:
-        if not is_mapping(data):
-            raise NotFast
-        if unknown == RAISE:
-            if not known.issuperset(data):
-                raise NotFast
-        elif unknown != EXCLUDE:
-            raise NotFast
-        if partial and not flat:
-            raise NotFast  # marshmallow hands partial on to the fields
-        out: dict[str, Any] = {}
-        for key, attr_name, target, may_be_absent, exact, reader in plan:
-            raw = data.get(key, missing)
-            if exact is not None and type(raw) is exact.kind:
-                choices, match, low, high = exact.choices, exact.match, exact.low, exact.high
-                if (
-                    (choices is not None and raw not in choices)
-                    or (match is not None and match(raw) is None)
-                    or (low is not None and raw < low)
-                    or (high is not None and raw > high)
-                ):
-                    raise NotFast
-                out[target] = raw
-                continue
-            if raw is missing and (may_be_absent or (partial and attr_name in partial)):
-                continue
-            value = reader(raw, data)
-            if value is not missing:
-                out[target] = value
-        return out
 
-    return read
+def _emit_exact(src: ReaderSource, cases: Cases, field: fields.Field, raw: str, store: str) -> None:
+    """The case of ``raw`` of exactly the kind of :func:`exact_check`'s ``field``, checked
+    inline and stored as it is (no case for any other field)."""
+    exact = exact_check(field)
+    if exact is None:
+        return
+    at = cases.case(f"type({raw}) is {exact.kind.__name__}")
+    refusals: list[str] = []
+    if exact.choices is not None:
+        refusals.append(f"{raw} not in {src.name(exact.choices, 'choices')}")
+    if exact.match is not None:
+        refusals.append(f"not {src.name(_remembered(exact.match), 'matches')}({raw})")
+    if exact.low is not None:
+        refusals.append(f"{raw} < {src.name(exact.low, 'low')}")
+    if exact.high is not None:
+        refusals.append(f"{raw} > {src.name(exact.high, 'high')}")
+    if refusals:
+        src.emit(at, f"if {' or '.join(refusals)}:")
+        src.emit(at + 1, "raise NotFast")
+    src.emit(at, f"{store} = {raw}")
+
+
+def _remembered(match: Callable[[Any], Any]) -> Callable[[str], bool]:
+    """Whether a string matches, the answers for the last strings asked remembered: the
+    same few pile references come back request after request."""
+    return lru_cache(maxsize=1024)(lambda text: match(text) is not None)
+
+
+def _emit_missing_or_none(
+    src: ReaderSource, cases: Cases, field: fields.Field, raw: str, store: str, when_absent: str | None
+) -> None:
+    """A plain field's cases of an absent value (``when_absent`` when given, else its
+    default, or NotFast when it is required) and of None (None when it allows it, else
+    NotFast), as ``Field.deserialize`` reads them."""
+    default = field.load_default
+    if when_absent is None and (field.required or default is missing):
+        when_absent = "raise NotFast"
+    if when_absent == "raise NotFast" and not field.allow_none:  # both refused: one case
+        at = cases.case(f"{raw} is missing or {raw} is None")
+        src.emit(at, "raise NotFast")
+        return
+    at = cases.case(f"{raw} is missing")
+    if when_absent is not None:
+        src.emit(at, when_absent)
+    else:
+        src.emit(at, f"{store} = {src.name(default, 'default')}{'()' if callable(default) else ''}")
+    at = cases.case(f"{raw} is None")
+    src.emit(at, f"{store} = None" if field.allow_none else "raise NotFast")
+
+
+def _emit_entry(src: ReaderSource, field: fields.Field, raw: str, store: str, depth: int) -> None:
+    """A ``Dict``'s value ``raw`` read by its value field (as ``Dict`` reads it, with no
+    attribute name or data) into ``store``; an absent one (never in JSON) is NotFast."""
+    cases = Cases(src, depth)
+    _emit_exact(src, cases, field, raw, store)
+    if _nested_schema(field) is not None:  # read by its field reader
+        at = cases.rest()
+        src.emit(at, f"{store} = {src.name(_field_reader(field, None), 'read')}({raw}, None)")
+        return
+    _emit_missing_or_none(src, cases, field, raw, store, "raise NotFast")
+    at = cases.rest()
+    deserialize = src.name(_dict_reader(field) or field._deserialize, "deserialize")
+    if not field.validators:
+        src.emit(at, f"{store} = {deserialize}({raw}, None, None)")
+        return
+    value = src.local("value")
+    src.emit(at, f"{value} = {deserialize}({raw}, None, None)")
+    _emit_validators(src, field, value, at)
+    src.emit(at, f"{store} = {value}")
+
+
+def _emit_validators(src: ReaderSource, field: fields.Field, value: str, depth: int) -> None:
+    """``field``'s validators on ``value``: a ``Validator`` raises when it refuses, any
+    other callable may also answer False (NotFast: marshmallow says why)."""
+    for validator in field.validators:
+        call = f"{src.name(validator, 'validator')}({value})"
+        if isinstance(validator, Validator):
+            src.emit(depth, call)
+        else:
+            src.emit(depth, f"if {call} is False:")
+            src.emit(depth + 1, "raise NotFast")
+
+
+def _inlined_schema(field: fields.Field, within: tuple[Schema, ...]) -> Schema | None:
+    """The schema of a plain ``Nested`` field whose fields the reader reads in place: a
+    :class:`FastLoadSchema` loading as it does by default (no hooks, ``partial`` or
+    ``load`` of its own, ``unknown`` RAISE or EXCLUDE), not one of a class being written
+    already (a schema nested in itself would be written without end)."""
+    nested = _nested_schema(field) if _plain(field) else None
+    if (
+        nested is None
+        or any(type(nested) is type(outer) for outer in within)  # a schema nesting itself: read when met
+        or type(nested).load is not FastLoadSchema.load
+        or any(nested._hooks.values())
+        or nested.partial
+        or nested.unknown not in (RAISE, EXCLUDE)
+    ):
+        return None
+    return nested
+
+
+def _inlined_dict(field: fields.Field) -> bool:
+    """Whether a ``Dict`` field's entries are read in place: as :func:`_dict_reader` reads them."""
+    return _plain(field) and _dict_reader(field) is not None
 
 
 class FastLoadSchema(Schema):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from flask import Response
 from werkzeug.routing import BaseConverter
@@ -135,7 +135,7 @@ def json_answer(payload: dict[str, Any]) -> Response:
 
 def read_move(game: Game, data: Mapping[str, Any]) -> Move:
     """The move a request sent (422 if unreadable, 409 if it names a pile the game lacks)."""
-    move = dict(data)
+    move = data if type(data) is dict else dict(data)  # (a dict is read as it is: nothing here changes it)
     if move.get("action") == CARD_MOVE and ("from" not in move or "to" not in move):
         raise ApiError(
             ProblemCode.INVALID_MOVE, "a card move names its `from` and `to` piles",
@@ -239,6 +239,7 @@ def winnable_deal(game: Game, start: int) -> Position:
 
 
 MOVE_EXAMPLE = examples.move_example()
+SAFE_AUTOPLAY: Final = Autoplay.SAFE.value  # looked up once: an enum member is reached through a descriptor
 
 
 @blp.route("/<game:game_id>/moves", methods=["POST"])
@@ -264,7 +265,7 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     if rejection:
         raise ApiError(ProblemCode.ILLEGAL_MOVE, rejection.detail, rule=rejection.rule)
     state, events = game.play(state, move)
-    if body.get("autoplay") == Autoplay.SAFE:
+    if body.get("autoplay") == SAFE_AUTOPLAY:
         state = autoplay(game, state, events)
     return json_answer({
         **position_answer(protection, Position(game, state, deal)),

@@ -209,16 +209,27 @@ def card_field(**kwargs: Any) -> fields.String:
     )
 
 
+MAX_OPTION_CHARS: Final = 32  # the longest string option value
+MAX_OPTION_INTEGER: Final = 1000  # the largest integer option value, in magnitude
+
+
 class OptionValue(fields.Field):
     """An option value: a short string or an integer (the game lists what it allows)."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        kind = type(value)
+        if (kind is str and len(value) <= MAX_OPTION_CHARS) or (
+            kind is int and -MAX_OPTION_INTEGER <= value <= MAX_OPTION_INTEGER
+        ):
+            return value  # the common case, judged at once (the checks below say what is wrong)
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise ValidationError("an option value is a string or an integer")
-        if isinstance(value, str) and len(value) > 32:
-            raise ValidationError("an option value is at most 32 characters")
-        if isinstance(value, int) and abs(value) > 1000:
-            raise ValidationError("an integer option value is between -1000 and 1000")
+        if isinstance(value, str) and len(value) > MAX_OPTION_CHARS:
+            raise ValidationError(f"an option value is at most {MAX_OPTION_CHARS} characters")
+        if isinstance(value, int) and abs(value) > MAX_OPTION_INTEGER:
+            raise ValidationError(
+                f"an integer option value is between -{MAX_OPTION_INTEGER} and {MAX_OPTION_INTEGER}"
+            )
         return value
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
@@ -227,8 +238,8 @@ class OptionValue(fields.Field):
 
 OPTION_VALUE_DOC = {
     "oneOf": [
-        {"type": "string", "maxLength": 32},
-        {"type": "integer", "minimum": -1000, "maximum": 1000},
+        {"type": "string", "maxLength": MAX_OPTION_CHARS},
+        {"type": "integer", "minimum": -MAX_OPTION_INTEGER, "maximum": MAX_OPTION_INTEGER},
     ]
 }
 

@@ -15,7 +15,7 @@ carries, :func:`dealt_position` deals a deal number (keyed in sealed mode) and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from service.engine.core import Event, Game, Problem, State
 from service.settings import StateProtection, StateProtectionSettings
@@ -38,8 +38,11 @@ class Position(NamedTuple):
     deal: int
 
 
+SEALED: Final = StateProtection.SEALED  # looked up once: an enum member is reached through a descriptor
+
+
 def is_sealed(protection: StateProtectionSettings) -> bool:
-    return protection.mode is StateProtection.SEALED
+    return protection.mode is SEALED
 
 
 def deal_seeds(protection: StateProtectionSettings, game: Game) -> Callable[[int], int] | None:
@@ -61,7 +64,7 @@ def answer_state(protection: StateProtectionSettings, position: Position) -> dic
     if not (is_sealed(protection) and keeps_secrets(game.id)):
         # The number the player knows: in sealed mode a game that keeps no secret has no
         # sealed part, and its seed (which played its part in the deal) is never shown.
-        data = state_to_json(game, state._replace(deal=deal))
+        data = state_to_json(game, state if state.deal == deal else state._replace(deal=deal))
         if not protects(protection):
             return data
         return sign_state(protection, data, position_canonical(game, state, deal, DOMAINS[protection.mode]))
@@ -76,7 +79,7 @@ def position_answer(protection: StateProtectionSettings, position: Position) -> 
     return {
         "state": answer_state(protection, position),
         "legal_moves": [move_to_json(game, m) for m in moves],
-        "status": game.status(state, moves).value,
+        "status": str(game.status(state, moves)),  # a StrEnum's str() is its value, without `.value`'s descriptor
     }
 
 
