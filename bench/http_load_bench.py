@@ -196,6 +196,9 @@ def benchmark(args: argparse.Namespace) -> None:
     cpu_verdict = "meets" if cpu_ratio >= CPU_TARGET_RATIO else "misses"
     print(f"moves / trivial requests per server CPU-second: {cpu_ratio:.2f} ({cpu_verdict} the "
           f"{CPU_TARGET_RATIO:.2f} target; what the throughput ratio tends to when the servers have the CPUs to themselves)")
+    paired = [t["cpu_ms"] / m["cpu_ms"] for t, m in zip(results["trivial"], results["moves"], strict=True)]
+    print(f"  the same ratio round by round (each round's servers run back to back): "
+          f"{', '.join(f'{r:.2f}' for r in paired)}; median {statistics.median(paired):.2f}")
     hooks_ratio = summary["trivial"]["cpu_ms"] / summary["hooks"]["cpu_ms"]
     print(f"hooks / trivial requests per server CPU-second: {hooks_ratio:.2f} (what every request of the service "
           "pays before its view: request id, metrics, CORS, the strict body read and parse)")
