@@ -113,6 +113,16 @@ class Server:
                 total += sum(times(int(child))[:2])
         return total
 
+    def worker_cpu(self) -> dict[int, float]:
+        """CPU time used so far by each live worker, by pid."""
+        pid = self.proc.pid
+        out: dict[int, float] = {}
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with contextlib.suppress(FileNotFoundError):
+                fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+                out[int(child)] = sum(int(f) for f in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+        return out
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{self.path}"
@@ -173,15 +183,17 @@ def benchmark(args: argparse.Namespace) -> None:
                 server = Server(app, path, env)
                 try:
                     wrk(server.url, script, args.warmup, args.connections)
-                    cpu = server.cpu_seconds()
+                    cpu, per_worker = server.cpu_seconds(), server.worker_cpu()
                     r = wrk(server.url, script, args.seconds, args.connections)
                     r["cpu_ms"] = (server.cpu_seconds() - cpu) / r["requests"] * 1e3
+                    used = [t - per_worker.get(w, 0.0) for w, t in server.worker_cpu().items()]
+                    r["busiest"] = max(used) / sum(used) if sum(used) > 0 else 1.0
                 finally:
                     server.stop()
                 results[name].append(r)
                 print(f"  round {round_no + 1} {name:8} {r['rps']:8.1f} req/s  p50 {r['p50_us'] / 1e3:7.2f} ms  "
                       f"p99 {r['p99_us'] / 1e3:7.2f} ms  server CPU {r['cpu_ms']:.3f} ms/request  "
-                      f"({r['requests']} requests)")
+                      f"({r['requests']} requests; busiest worker {r['busiest']:.0%} of the workers' CPU)")
     summary = {
         name: {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_us", "p99_us", "cpu_ms")}
         for name, rs in results.items()
