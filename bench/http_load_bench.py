@@ -12,7 +12,16 @@ what every request of the service pays before its view runs, so that the moves f
 splits into the hooks' share and the view's.
 Rounds alternate between the servers; the figures are the medians over rounds.
 
+Each round also says whether its figures can be trusted: how wrk's connections spread over
+the workers (counted from /proc halfway through) and the busiest worker's share of the
+workers' CPU, flagged "unbalanced" when that share is nearer all of it than a fair part
+(one worker then serves on one core what two would share), and the CPU that processes
+other than the server and wrk used meanwhile (with the hypervisor's steal), flagged "busy"
+above ``BUSY_CORES``: either one halves a round's rate and raises its CPU per request. The
+ratios are printed over every round and over the clean ones (neither flag).
+
     .venv/bin/python bench/http_load_bench.py [--seconds 10] [--rounds 3] [--connections 16]
+    .venv/bin/python bench/http_load_bench.py --servers moves,trivial   # without the hooks server
     .venv/bin/python bench/http_load_bench.py --profile   # where a moves request spends its time
 
 Needs wrk (deploy/install-test-deps.sh installs it from Debian).
@@ -26,6 +35,7 @@ import cProfile
 import json
 import os
 import pstats
+import resource
 import shutil
 import signal
 import socket
@@ -36,6 +46,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +57,18 @@ sys.path.insert(0, str(REPO))
 
 from bench.http_bench import HOOKS_PATH, bodies, trivial_app  # noqa: E402
 from service.http import create_app  # noqa: E402
+from tests.ops.servers import connections_by_worker  # noqa: E402
 
 GAME = "penguin"
 MOVES_PATH = f"/v1/games/{GAME}/moves"
 TARGET_RATIO = 0.60  # moves / trivial requests per second, as measured (swings with the machine's load)
 CPU_TARGET_RATIO = 0.85  # moves / trivial requests per server CPU-second (issue 14)
+BUSY_CORES = 0.25  # a round during which other processes used more CPU than this is flagged
+SERVERS = {  # name: (gunicorn's app, the path wrk posts to)
+    "moves": ("service.wsgi:app", MOVES_PATH),
+    "hooks": ("bench.http_bench:hooks_app()", HOOKS_PATH),
+    "trivial": ("bench.http_bench:trivial_app()", "/echo"),
+}
 
 # wrk script: cycle through the request bodies; report the summary as one JSON line.
 LUA = """
@@ -113,6 +131,10 @@ class Server:
                 total += sum(times(int(child))[:2])
         return total
 
+    def worker_connections(self) -> dict[int, int]:
+        """Connections each live worker holds now, by pid."""
+        return connections_by_worker(self.proc.pid, self.port)
+
     def worker_cpu(self) -> dict[int, float]:
         """CPU time used so far by each live worker, by pid."""
         pid = self.proc.pid
@@ -136,17 +158,62 @@ class Server:
             self.proc.wait()
 
 
-def wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, Any]:
-    run = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(script), url],
-        capture_output=True, text=True, check=True, timeout=seconds + 60,
-    )
-    line = next(x for x in run.stdout.splitlines() if x.startswith("WRK "))
+def wrk(url: str, script: Path, seconds: int, connections: int,
+        halfway: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """wrk's summary of a run; with ``halfway``, what it answers halfway through the run
+    (under "halfway"), and wrk's own CPU seconds (under "wrk_cpu")."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(script), url]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as run:
+        seen = None
+        if halfway is not None:
+            time.sleep(seconds / 2)
+            seen = halfway()
+        stdout, stderr = run.communicate(timeout=seconds + 60)
+    if run.returncode:
+        raise subprocess.CalledProcessError(run.returncode, command, stdout, stderr)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = next(x for x in stdout.splitlines() if x.startswith("WRK "))
     out: dict[str, Any] = json.loads(line[4:])
     if out["errors"] or out["non2xx"]:
         raise RuntimeError(f"wrk saw failures against {url}: {out}")
     out["rps"] = out["requests"] / out["seconds"]
+    out["halfway"] = seen
+    out["wrk_cpu"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return out
+
+
+def machine_cpu() -> tuple[float, float]:
+    """CPU seconds the whole machine's processes have used so far, and those the hypervisor
+    stole. Interrupt time is left out: loopback traffic's, the server's own, counts there."""
+    user, nice, system, _idle, _iowait, _irq, _softirq, steal = (
+        int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9])
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system) / tick, steal / tick
+
+
+def measure(server: Server, script: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """One measured wrk run against a warmed-up ``server``: wrk's figures, the server's CPU
+    per request, and what says whether the round can be trusted (see the module's docstring)."""
+    wrk(server.url, script, args.warmup, args.connections)
+    cpu, per_worker, (busy, steal) = server.cpu_seconds(), server.worker_cpu(), machine_cpu()
+    r = wrk(server.url, script, args.seconds, args.connections, halfway=server.worker_connections)
+    server_cpu = server.cpu_seconds() - cpu
+    busy_after, steal_after = machine_cpu()
+    r["cpu_ms"] = server_cpu / r["requests"] * 1e3
+    used = [t - per_worker.get(w, 0.0) for w, t in server.worker_cpu().items()]
+    r["busiest"] = max(used) / sum(used) if sum(used) > 0 else 1.0
+    r["connections"] = sorted(r["halfway"].values(), reverse=True)
+    fair = 1 / args.workers
+    r["unbalanced"] = args.workers > 1 and r["busiest"] > (1 + fair) / 2
+    r["other_cores"] = max(busy_after - busy - server_cpu - r["wrk_cpu"], 0.0) / r["seconds"]
+    r["steal_cores"] = (steal_after - steal) / r["seconds"]
+    r["busy"] = r["other_cores"] + r["steal_cores"] > BUSY_CORES
+    return r
+
+
+def flags(r: dict[str, Any]) -> str:
+    return " ".join(flag for flag in ("unbalanced", "busy") if r[flag]) or "ok"
 
 
 def move_bodies(count: int) -> list[str]:
@@ -166,11 +233,7 @@ def benchmark(args: argparse.Namespace) -> None:
     if shutil.which("wrk") is None:
         subprocess.run(["bash", str(REPO / "deploy" / "install-test-deps.sh")], check=True)
     env = {"WEB_CONCURRENCY": str(args.workers), "GUNICORN_THREADS": str(args.threads), "GUNICORN_DRAIN_SECONDS": "0"}
-    servers = {
-        "moves": ("service.wsgi:app", MOVES_PATH),
-        "hooks": ("bench.http_bench:hooks_app()", HOOKS_PATH),
-        "trivial": ("bench.http_bench:trivial_app()", "/echo"),
-    }
+    servers = {name: where for name, where in SERVERS.items() if name in args.servers}
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
     with tempfile.TemporaryDirectory() as tmp:
         script = lua_script(move_bodies(args.bodies), Path(tmp))
@@ -182,22 +245,23 @@ def benchmark(args: argparse.Namespace) -> None:
             for name, (app, path) in servers.items():
                 server = Server(app, path, env)
                 try:
-                    wrk(server.url, script, args.warmup, args.connections)
-                    cpu, per_worker = server.cpu_seconds(), server.worker_cpu()
-                    r = wrk(server.url, script, args.seconds, args.connections)
-                    r["cpu_ms"] = (server.cpu_seconds() - cpu) / r["requests"] * 1e3
-                    used = [t - per_worker.get(w, 0.0) for w, t in server.worker_cpu().items()]
-                    r["busiest"] = max(used) / sum(used) if sum(used) > 0 else 1.0
+                    r = measure(server, script, args)
                 finally:
                     server.stop()
                 results[name].append(r)
                 print(f"  round {round_no + 1} {name:8} {r['rps']:8.1f} req/s  p50 {r['p50_us'] / 1e3:7.2f} ms  "
                       f"p99 {r['p99_us'] / 1e3:7.2f} ms  server CPU {r['cpu_ms']:.3f} ms/request  "
-                      f"({r['requests']} requests; busiest worker {r['busiest']:.0%} of the workers' CPU)")
+                      f"({r['requests']} requests; busiest worker {r['busiest']:.0%} of the workers' CPU, "
+                      f"connections {'+'.join(map(str, r['connections']))}; other processes "
+                      f"{r['other_cores']:.2f} cores, steal {r['steal_cores']:.2f}: {flags(r)})")
     summary = {
         name: {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_us", "p99_us", "cpu_ms")}
         for name, rs in results.items()
     }
+    clean = {name: [not r["unbalanced"] and not r["busy"] for r in rs] for name, rs in results.items()}
+    for name, rs in results.items():
+        shares = ", ".join(f"{r['busiest']:.0%}" for r in rs)
+        print(f"{name}: {sum(clean[name])} of {len(rs)} rounds clean; the busiest worker's CPU share {shares}")
     print(f"{'endpoint':10} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>11}   (medians)")
     for name, s in summary.items():
         print(f"{name:10} {s['rps']:9.1f} {s['p50_us'] / 1e3:8.2f} {s['p99_us'] / 1e3:8.2f} {s['cpu_ms']:11.3f}")
@@ -211,9 +275,14 @@ def benchmark(args: argparse.Namespace) -> None:
     paired = [t["cpu_ms"] / m["cpu_ms"] for t, m in zip(results["trivial"], results["moves"], strict=True)]
     print(f"  the same ratio round by round (each round's servers run back to back): "
           f"{', '.join(f'{r:.2f}' for r in paired)}; median {statistics.median(paired):.2f}")
-    hooks_ratio = summary["trivial"]["cpu_ms"] / summary["hooks"]["cpu_ms"]
-    print(f"hooks / trivial requests per server CPU-second: {hooks_ratio:.2f} (what every request of the service "
-          "pays before its view: request id, metrics, CORS, the strict body read and parse)")
+    clean_pairs = [r for r, t, m in zip(paired, clean["trivial"], clean["moves"], strict=True) if t and m]
+    clean_text = (f"{', '.join(f'{r:.2f}' for r in clean_pairs)}; median {statistics.median(clean_pairs):.2f}"
+                  if clean_pairs else "none")
+    print(f"  over the rounds in which both ran clean: {clean_text}")
+    if "hooks" in summary:
+        hooks_ratio = summary["trivial"]["cpu_ms"] / summary["hooks"]["cpu_ms"]
+        print(f"hooks / trivial requests per server CPU-second: {hooks_ratio:.2f} (what every request of the "
+              "service pays before its view: request id, metrics, CORS, the strict body read and parse)")
     print(f"load average after: {os.getloadavg()[0]:.2f} (other work on the machine skews req/s and latency)")
 
 
@@ -274,6 +343,13 @@ def profile(args: argparse.Namespace) -> None:
         stats.sort_stats("tottime").print_stats(25)
 
 
+def server_names(text: str) -> list[str]:
+    names = text.split(",")
+    if not {"moves", "trivial"} <= set(names) or not set(names) <= set(SERVERS):
+        raise argparse.ArgumentTypeError("needs moves and trivial, and hooks if wanted, comma-separated")
+    return names
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=10, help="measured seconds per server and round")
@@ -283,6 +359,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="WEB_CONCURRENCY (default: CPUs)")
     ap.add_argument("--threads", type=int, default=4, help="GUNICORN_THREADS")
     ap.add_argument("--bodies", type=int, default=200, help="distinct move requests to cycle through")
+    ap.add_argument("--servers", type=server_names, default=list(SERVERS),
+                    help="the servers to run, comma-separated: moves and trivial, and hooks (the default: all)")
     ap.add_argument("--profile", action="store_true", help="profile in-process instead of benchmarking")
     ap.add_argument("--verbose", action="store_true", help="with --profile: the costliest functions too")
     args = ap.parse_args()

@@ -27,6 +27,18 @@ through an unreader that never touches the socket, so a thread never waits for a
   the worker's file descriptor limit, and a failed accept (EMFILE) pauses accepting
   briefly rather than spinning on the listener.
 - A new connection that sends nothing is closed without an answer at its deadline.
+- Connections spread over the workers. All workers wait on the one listening socket, and
+  a burst of new connections (a client's or a balancer's pool of keep-alive connections,
+  opened at once) would otherwise go mostly to whichever worker the scheduler runs first,
+  and stay there: one core busy, the other idle. A worker knows only its own connections,
+  so its share is a bound it sets itself, at first one connection per thread: up to it,
+  it accepts waiting connections at once; at it, it leaves a new connection in the
+  backlog for ``ACCEPT_DEFER_SECONDS``, for a worker below its share to take. A connection
+  still waiting then was left by every other worker (busy, stopped, or at its own share),
+  so this worker's share doubles and it accepts: a connection is never left unserved, and
+  a lone or much-loaded server takes a burst of N connections within about log2(N /
+  threads) deferrals. The share falls back as its connections close (to twice those it
+  holds, never below one per thread). A server with one worker never defers.
 - Left as gthread has it: the thread writes the answer with a blocking send, so a client
   that never reads could hold a thread only with an answer larger than the socket
   buffers (ours are a few KiB; HAProxy reads them whole).
@@ -84,6 +96,10 @@ RECV_BYTES = 64 * 1024
 SPARE_DESCRIPTORS = 64  # for what else a worker opens: its pipes, logs, solver processes
 OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 ACCEPT_PAUSE_SECONDS = 0.5
+ACCEPT_DEFER_SECONDS = 0.025
+"""How long a worker beyond its share of connections leaves a new one in the backlog for
+another worker: several of CPython's thread switch intervals (5 ms), so that a worker whose
+main loop waits for the GIL behind its busy threads, or for a CPU, still gets its turn."""
 HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
 EMPTY_LINES = re.compile(rb"(?:\r\n)*")
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -353,6 +369,11 @@ class WholeRequestWorker(ThreadWorker):
         self.order = itertools.count()
         self.stop_capped = False
         self.accept_paused_until = 0.0
+        # Connections it accepts without deferring (see the module's docstring); a lone
+        # worker never defers.
+        self.least_share = max(self.cfg.threads, 1) if self.cfg.workers > 1 else self.worker_connections
+        self.share = self.least_share
+        self.accept_deferred_until = 0.0  # 0: no connection left in the backlog for another worker
 
     def configure(self, *, max_body_bytes: int, read_seconds: float) -> None:
         """The service's bounds on a request (deploy/gunicorn.conf.py's ``post_fork`` calls
@@ -372,6 +393,31 @@ class WholeRequestWorker(ThreadWorker):
     # --- connections in the main loop -------------------------------------------------------
 
     def accept(self, listener: socket.socket) -> None:
+        """Connections are waiting: take them up to this worker's share, all in one go (a
+        worker whose threads hold the GIL gets few turns of its loop); beyond it, leave
+        them to another worker for ``ACCEPT_DEFER_SECONDS`` (see :meth:`accept_deferred`)."""
+        self.share = max(self.least_share, min(self.share, 2 * self.nr_conns))  # falls back as connections close
+        if self.nr_conns >= self.share:
+            self.accept_deferred_until = time.monotonic() + ACCEPT_DEFER_SECONDS
+            super().set_accept_enabled(False)
+            return
+        while self.nr_conns < min(self.share, self.worker_connections) and self.accept_one(listener):
+            pass
+
+    def accept_deferred(self) -> None:
+        """At the end of a deferral: a connection still waiting was left by every other
+        worker, so this worker's share doubles and it takes it (and, on the listener
+        again, those behind it up to the new share)."""
+        self.accept_deferred_until = 0.0
+        if not self.alive:
+            return
+        for listener in self.sockets:
+            if self.nr_conns < self.worker_connections and self.accept_one(listener):
+                self.share = min(2 * self.share, self.worker_connections)
+        self.set_accept_enabled(self.nr_conns < self.worker_connections)
+
+    def accept_one(self, listener: socket.socket) -> bool:
+        """Accept a connection if one is waiting; True if one was."""
         try:
             sock, address = listener.accept()
         except OSError as e:
@@ -380,13 +426,14 @@ class WholeRequestWorker(ThreadWorker):
                 self.log.warning("accept failed (%s): not accepting for %g s", e, ACCEPT_PAUSE_SECONDS)
                 self.accept_paused_until = time.monotonic() + ACCEPT_PAUSE_SECONDS
                 super().set_accept_enabled(False)
-                return
+                return False
             if e.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                 raise
-            return
+            return False
         self.nr_conns += 1
         conn = WholeRequestConn(self.cfg, sock, address, listener.getsockname())
         self.wait(Waiting(conn, RequestFramer(self.limits), Phase.READING, time.monotonic() + self.read_seconds))
+        return True
 
     def wait(self, waiting: Waiting) -> None:
         waiting.conn.sock.setblocking(False)  # a thread left it blocking
@@ -558,11 +605,13 @@ class WholeRequestWorker(ThreadWorker):
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         if self.deadlines:
             timeout = min(timeout, max(self.deadlines[0][0] - time.monotonic(), 0.0))
+        if self.accept_deferred_until:
+            timeout = min(timeout, max(self.accept_deferred_until - time.monotonic(), 0.0))
         super().wait_for_and_dispatch_events(timeout)
 
     def murder_pending(self) -> None:
-        """Called by gthread's loop after each wait: the deadlines, and a stopping worker's
-        idle connections closed within STOP_KEEPALIVE_LINGER."""
+        """Called by gthread's loop after each wait: the deadlines, the end of a deferred
+        accept, and a stopping worker's idle connections closed within STOP_KEEPALIVE_LINGER."""
         if not self.alive and not self.stop_capped:
             self.stop_capped = True
             limit = time.monotonic() + STOP_KEEPALIVE_LINGER
@@ -570,6 +619,8 @@ class WholeRequestWorker(ThreadWorker):
                 if waiting.phase is Phase.IDLE and waiting.deadline > limit:
                     self.set_deadline(waiting, limit)
         self.expire()
+        if self.accept_deferred_until and time.monotonic() >= self.accept_deferred_until:
+            self.accept_deferred()
         super().murder_pending()
 
     def set_accept_enabled(self, enabled: bool) -> None:
@@ -580,7 +631,7 @@ class WholeRequestWorker(ThreadWorker):
             if idle is not None:
                 self.drop(idle)
                 enabled = self.nr_conns < self.worker_connections
-        if enabled and time.monotonic() < self.accept_paused_until:
+        if enabled and (self.accept_deferred_until or time.monotonic() < self.accept_paused_until):
             enabled = False
         super().set_accept_enabled(enabled)
 

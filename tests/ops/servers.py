@@ -109,6 +109,28 @@ def child_pids(pid: int) -> list[int]:
     return sorted(children)
 
 
+def connections_by_worker(master_pid: int, port: int) -> dict[int, int]:
+    """Established TCP connections to ``port`` that each live worker of ``master_pid``
+    holds (accepted; those still in the listen backlog belong to no worker), by pid; read
+    from /proc (Linux), so the server is not asked and does no work for it."""
+    established: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with suppress(FileNotFoundError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()  # sl local_address rem_address st ... inode
+                if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    established.add(f"socket:[{fields[9]}]")
+    counts = {}
+    for worker in child_pids(master_pid):
+        held = 0
+        with suppress(FileNotFoundError):  # a worker that exited meanwhile holds nothing
+            for fd in Path(f"/proc/{worker}/fd").iterdir():
+                with suppress(OSError):
+                    held += os.readlink(fd) in established
+        counts[worker] = held
+    return counts
+
+
 def faulty_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
     """A WSGI app that fails the server under it (``tests.ops.servers:faulty_app``):
     ``/fail-mid-answer`` starts its answer, then raises; ``/close-socket`` closes the
