@@ -29,7 +29,7 @@ venv: $(VENV)/.installed
 # headers and Python's come from Debian when the venv's compiler cannot yet compile
 # `#include <Python.h>`.
 NATIVE_SRCS := service/solver/plugins/_penguin_native.c service/solver/plugins/_forty_thieves_native.c \
-	service/http/_wire_native.c
+	service/http/_wire_native.c service/engine/_penguin_moves_native.c
 NATIVE_PROBE := $(PY) -c 'import sysconfig as s; print(s.get_config_var("CC"), "-I" + s.get_paths()["include"])'
 
 native: venv

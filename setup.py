@@ -1,13 +1,15 @@
 """The project's compiled modules, declared here once: the Penguin family's search in C
 (``service.solver.plugins._penguin_native``), Forty Thieves' search parts
-(``service.solver.plugins._forty_thieves_native``) and the wire format's per-card passes
-(``service.http._wire_native``).
+(``service.solver.plugins._forty_thieves_native``), the wire format's per-card passes
+(``service.http._wire_native``) and the Penguin family's legal moves
+(``service.engine._penguin_moves_native``).
 
 ``make`` builds them in place (``python setup.py build_ext --inplace``, each next to its source,
 so gunicorn and pytest import it from the repository root as they import ``service``),
 and so does the container image's build stage. Each plug-in (``penguin.py``,
-``forty_thieves.py``) and the wire format (``wire.py``) stays the interpreted reference and
-uses its module when it can be imported.
+``forty_thieves.py``), the wire format (``wire.py``) and the Penguin family's rules
+(``service/engine/penguin.py``) stay the interpreted reference and use their module when it
+can be imported.
 
 The rest of the package's metadata is in pyproject.toml.
 """
@@ -36,6 +38,11 @@ setup(
         Extension(
             "service.http._wire_native",
             ["service/http/_wire_native.c"],
+            extra_compile_args=[OPTIMIZE],
+        ),
+        Extension(
+            "service.engine._penguin_moves_native",
+            ["service/engine/_penguin_moves_native.c"],
             extra_compile_args=[OPTIMIZE],
         ),
     ],

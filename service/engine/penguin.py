@@ -56,6 +56,11 @@ from .core import (
 )
 from .shuffle import pysol_shuffle
 
+try:  # the compiled legal moves (_penguin_moves_native.c), built by `make`; the Python ones otherwise
+    from . import _penguin_moves_native
+except ImportError:  # pragma: no cover - a checkout nobody built (tests/solver/test_native_build.py fails then)
+    _penguin_moves_native = None  # type: ignore[assignment]
+
 TABLEAU_PILES = 7
 FOUNDATIONS = 4
 DECK_SIZE = 52
@@ -96,8 +101,9 @@ class PenguinFamily(Game):
     The move rule is stated once: :meth:`why_illegal` and the parts it reads
     (:meth:`tableau_parent`, :meth:`foundation_takes`, :meth:`empty_pile_takes`,
     :meth:`run_length`, :meth:`run_limit`). :meth:`is_legal` is that rule as a yes or
-    no; :meth:`legal_moves` is its fast path, reading the same parts as tables, and a
-    test checks it against the rule move by move."""
+    no; :meth:`legal_moves` is its fast path (:meth:`python_legal_moves`, compiled in
+    ``_penguin_moves_native.c`` when built), reading the same parts as tables, and a test
+    checks it against the rule move by move."""
 
     defaults: ClassVar[dict[str, Any]]
     autoplay_rule = (
@@ -178,6 +184,45 @@ class PenguinFamily(Game):
         self._one_card_moves: tuple[tuple[Move, ...], ...] = tuple(
             tuple(Move(Action.MOVE, src, dst, 1) for dst in piles) for src in piles
         )
+        # legal_moves: the compiled lister reading these same tables when it is built.
+        self._list_moves: Callable[[State], list[Move]] = self._move_lister()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickles (a game travels to the solver's processes): all but the compiled
+        lister, which :meth:`__setstate__` makes again."""
+        state = dict(self.__dict__)
+        del state["_list_moves"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._list_moves = self._move_lister()
+
+    def _move_lister(self) -> Callable[[State], list[Move]]:
+        """What :meth:`legal_moves` calls: the compiled :meth:`python_legal_moves` when
+        ``_penguin_moves_native`` is built, given this game's tables (the rule parts as
+        :meth:`_card_tables` and the run limits state them) and its one-card moves; the
+        Python function otherwise."""
+        if _penguin_moves_native is None:
+            return self.python_legal_moves
+        return _penguin_moves_native.MoveLister(
+            foundations=(self.F.start, len(self.F)),
+            cells=(self.C.start, len(self.C)),
+            tableau=(self.T.start, len(self.T)),
+            beak=self.beak,
+            ace=ACE,
+            rank_of=RANK_OF,
+            next_in_suit=NEXT_IN_SUIT,
+            parents=self._parents,
+            children=self._children,
+            empty_takes=self._empty_takes,
+            run_limits=self._run_limits,
+            state_type=State,
+            one_card_moves=self._one_card_moves,
+            move_type=Move,
+            move_action=MOVE_ACTION,
+            fallback=self.python_legal_moves,
+        ).legal_moves
 
     def make_groups(self) -> tuple[PileGroup, ...]:
         groups = [
@@ -318,7 +363,12 @@ class PenguinFamily(Game):
         return self._empty_takes[base]
 
     def is_legal(self, state: State, move: Move) -> bool:
-        """:meth:`why_illegal` as a yes or no, after the checks every game shares."""
+        """:meth:`why_illegal` as a yes or no, after the checks every game shares. With the
+        compiled lister built, ``move in legal_moves(state)`` (the same answer, a test checks
+        it on every move of many positions): listing in C costs less than the rule's checks
+        in Python."""
+        if _penguin_moves_native is not None:
+            return move in self._list_moves(state)
         if move.action != MOVE_ACTION:
             return False
         n = len(state.piles)
@@ -412,8 +462,14 @@ class PenguinFamily(Game):
         return [f for f in self.F if self.foundation_takes(piles[f], card, base)]
 
     def legal_moves(self, state: State) -> list[Move]:
+        """Every legal move, each target separately: :meth:`python_legal_moves`, compiled
+        when ``_penguin_moves_native`` is built (the same list, the same Move objects, in the
+        same order; tests/rules/test_penguin_round6.py compares the two)."""
+        return self._list_moves(state)
+
+    def python_legal_moves(self, state: State) -> list[Move]:
         """Every legal move, each target separately: the fast path of
-        :meth:`why_illegal`, with the same rules.
+        :meth:`why_illegal`, with the same rules, and the reference of the compiled lister.
 
         One deck: every card is unique, so a card's foundation (the one whose next card
         it is) and its tableau target (the pile whose top card takes it: its parent, by
@@ -517,10 +573,10 @@ class PenguinFamily(Game):
         return moves
 
     def _apply(self, state: State, move: Move, events: list[Event] | None) -> State:
-        new = self.move_cards(state, move.src, move.dst, move.count)
+        _, src, dst, count = move  # (one unpacking: each field by name goes through a descriptor)
+        new = self.move_cards(state, src, dst, count)
         if events is not None:
-            moved = state.piles[move.src][-move.count :]
-            events.append(Event(MOVE_EVENT, move.src, move.dst, moved))
+            events.append(Event(MOVE_EVENT, src, dst, state.piles[src][-count:]))
         return new
 
     def is_won(self, state: State) -> bool:

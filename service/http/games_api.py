@@ -38,7 +38,7 @@ from .schemas import (
     ValidateResponseSchema,
 )
 from .searches import run_search
-from .state_protection import Position, answer_events, deal_seeds, dealt_position, position_answer, read_position
+from .state_protection import Position, deal_seeds, dealt_position, move_answer, position_answer, read_position
 from .wire import (
     CARD_MOVE,
     IllegalMoveError,
@@ -267,10 +267,7 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     state, events = game.play(state, move)
     if body.get("autoplay") == SAFE_AUTOPLAY:
         state = autoplay(game, state, events)
-    return json_answer({
-        **position_answer(protection, Position(game, state, deal)),
-        "events": answer_events(protection, game, state, events),
-    })
+    return json_answer(move_answer(protection, game, state, deal, events))
 
 
 def autoplay(game: Game, state: State, events: list[Event]) -> State:

@@ -1,6 +1,7 @@
 """The compiled modules (the searches ``service.solver.plugins._penguin_native`` and
-``_forty_thieves_native``, the wire codec ``service.http._wire_native``) are built, current
-and used wherever the tests run: ``make test`` builds them first (the Makefile's ``native``
+``_forty_thieves_native``, the wire codec ``service.http._wire_native``, the Penguin family's
+move lister ``service.engine._penguin_moves_native``) are built, current and used wherever
+the tests run: ``make test`` builds them first (the Makefile's ``native``
 target, setup.py), so a build that is missing, stale or made for another Python fails
 here instead of a plug-in quietly searching in Python or the wire format quietly reading
 every card in Python."""
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from service.engine import core
+from service.engine import core, penguin
 from service.engine.registry import get_game
 from service.http import wire
 from service.solver.plugins import strategy_for
@@ -29,6 +30,7 @@ MODULES: dict[str, tuple[Path, ...]] = {
     "service.solver.plugins._penguin_native": (SHARED_HEADER,),
     "service.solver.plugins._forty_thieves_native": (SHARED_HEADER,),
     "service.http._wire_native": (),
+    "service.engine._penguin_moves_native": (),
 }
 
 
@@ -82,3 +84,9 @@ def test_the_wire_format_reads_and_writes_with_it() -> None:
     assert wire.pile_texts == codec.pile_texts
     assert wire.move_to_json == codec.move_to_json
     assert core._deck_check == codec.holds_the_deck  # the engine's deck check, given by the wire format
+
+
+def test_the_penguin_rules_list_moves_with_it() -> None:
+    assert penguin._penguin_moves_native is not None
+    game = get_game("penguin")
+    assert game._list_moves != game.python_legal_moves
