@@ -15,11 +15,14 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 from flask.sessions import NullSession, SecureCookieSessionInterface
+from flask.signals import appcontext_tearing_down, request_finished, request_started, request_tearing_down
 from flask_smorest.spec.plugins import FlaskPlugin
 from werkzeug.datastructures import Headers
-from werkzeug.routing import Map, MapAdapter, Rule
+from werkzeug.routing import Map, MapAdapter, Rule, RuleFactory
+from werkzeug.routing.converters import DEFAULT_CONVERTERS, BaseConverter
 from werkzeug.sansio.response import Response
 from werkzeug.utils import get_content_type
+from werkzeug.wsgi import get_host
 
 from service.settings import Settings, read_settings
 
@@ -38,6 +41,7 @@ from .observability import (
 from .ops import blp as ops_blp
 from .problems import PROBLEM_COMPONENTS, ProblemApi
 from .replays_api import blp as replays_blp
+from .request_context import current_request, current_request_context
 from .schemas import MOVE_BRANCHES, SCHEMA_COMPONENTS, branch_name, reference_component
 from .solver_api import blp as solver_blp
 from .solver_schemas import SOLVER_COMPONENTS
@@ -212,6 +216,65 @@ def content_type_header(mimetype: str) -> tuple[str, str]:
     return header
 
 
+# Converters whose reading of a path segment depends on the segment alone: Werkzeug's own,
+# and any that keeps ``BaseConverter.to_python`` (the segment as it is).
+WERKZEUG_CONVERTERS: Final = frozenset(DEFAULT_CONVERTERS.values())
+
+
+def reads_segments_alone(rule: Rule) -> bool:
+    """Whether every converter of ``rule`` reads a path segment the same way each time (see
+    :data:`WERKZEUG_CONVERTERS`), so that a match of it can be remembered."""
+    for converter in rule._converters.values():
+        kind = type(converter)
+        if kind not in WERKZEUG_CONVERTERS and kind.to_python is not BaseConverter.to_python:
+            return False
+    return True
+
+
+class RememberingAdapter(MapAdapter):
+    """Werkzeug's URL adapter, remembering the rule and path values its own request matched
+    (``match(return_rule=True)`` with nothing overridden: Flask's one match a request).
+
+    :class:`ServiceMap` remembers adapters per set of the environ values a bind reads, the
+    path and method among them, so such a match always finds the same rule with the same
+    values while the map's rules stay the same (:meth:`ServiceMap.add` drops the remembered
+    adapters): Werkzeug's matcher walks its state machine and reads each segment again on
+    every request. Only a match is remembered, never a refusal (404, 405, a redirect), and
+    only one of a rule whose converters read a segment alone
+    (:func:`reads_segments_alone`); each request gets its own copy of the path values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._found: tuple[Rule, Mapping[str, Any]] | None = None
+        # The request host Werkzeug's ``get_host`` reads from the environ values this
+        # adapter was remembered for (set by :meth:`ServiceFlask.create_url_adapter`).
+        self.request_host: str | None = None
+
+    @classmethod
+    def like(cls, adapter: MapAdapter) -> RememberingAdapter:
+        """An adapter bound as ``adapter`` is."""
+        return cls(adapter.map, adapter.server_name, adapter.script_name, adapter.subdomain, adapter.url_scheme,
+                   adapter.path_info, adapter.default_method, adapter.query_args)
+
+    def match(
+        self,
+        path_info: str | None = None,
+        method: str | None = None,
+        return_rule: bool = False,
+        query_args: Mapping[str, Any] | str | None = None,
+        websocket: bool | None = None,
+    ) -> tuple[Any, Mapping[str, Any]]:
+        if return_rule and path_info is None and method is None and query_args is None and websocket is None:
+            found = self._found
+            if found is None:
+                rule, values = super().match(return_rule=True)
+                if not reads_segments_alone(rule):
+                    return rule, values
+                self._found = found = (rule, values)
+            return found[0], dict(found[1])
+        return super().match(path_info, method, return_rule, query_args, websocket)  # type: ignore[call-overload]  # any of its overloads
+
+
 # What Werkzeug's ``Map.bind_to_environ`` reads of the WSGI environ (with ``get_host``'s
 # reads among them): an adapter bound to the same values is the same adapter.
 BIND_ENVIRON_KEYS: Final = (
@@ -223,23 +286,29 @@ BIND_ENVIRON_KEYS: Final = (
 class ServiceMap(Map):
     """Werkzeug's URL map, remembering the adapter it bound to each set of the environ's
     values :data:`BIND_ENVIRON_KEYS` (Flask binds one for every request: the host read
-    twice, its IDNA encoding, the path and query decoded).
+    twice, its IDNA encoding, the path and query decoded), as a :class:`RememberingAdapter`
+    (which remembers its match too).
 
-    An adapter keeps what it was bound to and changes nothing afterwards (matching and
-    building only read it, and read the map's current rules), so one adapter serves every
-    request that binds to the same values; each request still gets its own match. Only a
-    bind without a server name is remembered (Flask's, unless ``SERVER_NAME`` is set:
-    with one, Werkzeug may warn that the host differs, once per bind); a bind that raises
-    is never remembered. The remembered adapters are dropped all at once when there are
-    :data:`MAX_ADAPTERS` (the paths come from clients). The map's own settings (host
-    matching, the default subdomain) are not part of what is remembered: like its rules'
-    converters, they are set before the app serves."""
+    An adapter keeps what it was bound to and changes nothing afterwards (building only
+    reads it and the map's current rules; a match is remembered only until a rule is
+    added), so one adapter serves every request that binds to the same values; each
+    request still gets its own path values. Only a bind without a server name is
+    remembered (Flask's, unless ``SERVER_NAME`` is set: with one, Werkzeug may warn that
+    the host differs, once per bind); a bind that raises is never remembered. The
+    remembered adapters are dropped all at once when there are :data:`MAX_ADAPTERS` (the
+    paths come from clients), and whenever a rule is added. The map's own settings (host
+    matching, the default subdomain, redirects) are not part of what is remembered: like
+    its rules' converters, they are set before the app serves."""
 
     MAX_ADAPTERS = 1024
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._adapters: dict[tuple[Any, ...], MapAdapter] = {}  # first: Map's own set-up adds rules
         super().__init__(*args, **kwargs)
-        self._adapters: dict[tuple[Any, ...], MapAdapter] = {}
+
+    def add(self, rulefactory: RuleFactory) -> None:
+        super().add(rulefactory)
+        self._adapters.clear()  # their matches may no longer be the first rule's
 
     def bind_to_environ(self, environ: Any, server_name: str | None = None, subdomain: str | None = None) -> MapAdapter:
         wsgi_env = environ
@@ -252,7 +321,7 @@ class ServiceMap(Map):
             pass
         except TypeError:  # a value that cannot be a key: bound anew
             return super().bind_to_environ(environ, server_name, subdomain)
-        adapter = super().bind_to_environ(environ, server_name, subdomain)
+        adapter = RememberingAdapter.like(super().bind_to_environ(environ, server_name, subdomain))
         if len(self._adapters) >= self.MAX_ADAPTERS:
             self._adapters.clear()
         self._adapters[key] = adapter
@@ -349,6 +418,10 @@ class NullSessionInterface(SecureCookieSessionInterface):
         return self._null_session
 
 
+# The keys of a hook registry holding the app's own hooks alone (Flask files them under ``None``).
+APP_ONLY: Final = frozenset({None})
+
+
 class ServiceFlask(Flask):
     """Flask with its per-request work cut to what the service needs (each piece keeps
     Flask's behaviour; tests/contract/test_request_path_round5.py compares them):
@@ -360,7 +433,16 @@ class ServiceFlask(Flask):
       them anew, as it always did); nor is anything past :data:`MAX_SYNC_FUNCTIONS` (the
       app's functions are a fixed set, far fewer).
     - URL adapters, requests, responses and null sessions from :class:`ServiceMap`,
-      :class:`ServiceRequest`, :class:`ServiceResponse` and :class:`NullSessionInterface`."""
+      :class:`ServiceRequest`, :class:`ServiceResponse` and :class:`NullSessionInterface`.
+    - Flask's steps of a request take a short way while the app uses none of what they
+      would look for: no receiver connected to the signal a step sends, no URL value
+      preprocessor, and hooks registered on the app alone, not on a blueprint
+      (:meth:`uses_app_hooks_only`). Each step then runs the app's hooks as Flask does,
+      without working out the request's blueprints or finding the request through its
+      proxy (tests/contract/test_request_path_round6.py compares both ways); otherwise it is
+      Flask's own step. The service registers no such thing; a test or an extension may.
+      (Flask's app context signals, sent on every request too, stay: skipping them would
+      mean replacing the app context's ``push`` and ``pop``.)"""
 
     MAX_SYNC_FUNCTIONS = 4096
     json_provider_class = CompactJSONProvider
@@ -383,6 +465,106 @@ class ServiceFlask(Flask):
         if sync is func and len(self._sync_functions) < self.MAX_SYNC_FUNCTIONS:
             self._sync_functions.add(func)
         return sync
+
+    def create_url_adapter(self, request: flask.Request | None) -> MapAdapter | None:
+        """Flask's adapter for ``request``, with the request's host (which Flask works out
+        and sets on the request first) remembered with a :class:`RememberingAdapter`: its
+        environ values include all that ``get_host`` reads. Only for Flask's plain case
+        (no trusted hosts, no ``SERVER_NAME``, no host or subdomain matching); Flask's own
+        method otherwise."""
+        url_map = self.url_map
+        if (
+            request is None or self.config["TRUSTED_HOSTS"] is not None or self.config["SERVER_NAME"] is not None
+            or url_map.host_matching or self.subdomain_matching
+        ):
+            return super().create_url_adapter(request)
+        wsgi_env = request.environ
+        try:
+            adapter = url_map.bind_to_environ(wsgi_env, server_name=None, subdomain=url_map.default_subdomain or "")
+        except Exception:
+            request.host = get_host(wsgi_env)  # set before the bind, in Flask's order
+            raise
+        if type(adapter) is not RememberingAdapter:
+            request.host = get_host(wsgi_env)
+            return adapter
+        host = adapter.request_host
+        if host is None:
+            adapter.request_host = host = get_host(wsgi_env)
+        request.host = host
+        return adapter
+
+    def uses_app_hooks_only(self, registry: Mapping[Any, Any]) -> bool:
+        """Whether the hooks in ``registry`` (``before_request_funcs`` and its kin: hooks by
+        blueprint name, the app's under ``None``) are the app's alone, and no URL value
+        preprocessor is registered: then the request's blueprints find no hook to run."""
+        return registry.keys() <= APP_ONLY and not self.url_value_preprocessors
+
+    def full_dispatch_request(self) -> flask.Response:
+        """Flask's, without sending ``request_started`` to no receiver."""
+        if request_started.receivers:
+            return super().full_dispatch_request()
+        self._got_first_request = True
+        try:
+            rv = self.preprocess_request()
+            if rv is None:
+                rv = self.dispatch_request()
+        except Exception as e:
+            rv = self.handle_user_exception(e)
+        return self.finalize_request(rv)
+
+    def preprocess_request(self) -> Any:
+        """Flask's: the app's ``before_request`` hooks, in order, until one answers."""
+        if not self.uses_app_hooks_only(self.before_request_funcs):
+            return super().preprocess_request()
+        for before_func in self.before_request_funcs.get(None, ()):
+            rv = self.ensure_sync(before_func)()
+            if rv is not None:
+                return rv
+        return None
+
+    def dispatch_request(self) -> Any:
+        """Flask's: the matched view with the path values; Flask's own step for a routing
+        refusal or an automatic ``OPTIONS`` answer."""
+        req = current_request()
+        rule = req.url_rule
+        if (
+            req.routing_exception is not None or rule is None
+            or (req.method == "OPTIONS" and getattr(rule, "provide_automatic_options", False))
+        ):
+            return super().dispatch_request()
+        return self.ensure_sync(self.view_functions[rule.endpoint])(**req.view_args)  # type: ignore[arg-type]
+
+    def finalize_request(self, rv: Any, from_error_handler: bool = False) -> flask.Response:
+        """Flask's, without sending ``request_finished`` to no receiver; Flask's own step
+        for an error handler's answer (which logs a failing hook instead of raising)."""
+        if from_error_handler or request_finished.receivers:
+            return super().finalize_request(rv, from_error_handler)
+        return self.process_response(self.make_response(rv))
+
+    def process_response(self, response: flask.Response) -> flask.Response:
+        """Flask's: the request's own ``after_this_request`` functions, then the app's
+        ``after_request`` hooks, last registered first, then the session saved unless null."""
+        if not self.uses_app_hooks_only(self.after_request_funcs):
+            return super().process_response(response)
+        ctx = current_request_context()
+        for func in ctx._after_request_functions:
+            response = self.ensure_sync(func)(response)
+        for func in reversed(self.after_request_funcs.get(None, ())):
+            response = self.ensure_sync(func)(response)
+        session = ctx.session  # (the property, as Flask reads it: it marks the session accessed)
+        if not self.session_interface.is_null_session(session):
+            self.session_interface.save_session(self, session, response)
+        return response
+
+    def do_teardown_request(self, *args: Any, **kwargs: Any) -> None:
+        """Flask's, which does nothing without a teardown function or a receiver."""
+        if any(self.teardown_request_funcs.values()) or request_tearing_down.receivers:
+            super().do_teardown_request(*args, **kwargs)
+
+    def do_teardown_appcontext(self, *args: Any, **kwargs: Any) -> None:
+        """Flask's, which does nothing without a teardown function or a receiver."""
+        if self.teardown_appcontext_funcs or appcontext_tearing_down.receivers:
+            super().do_teardown_appcontext(*args, **kwargs)
 
 
 def create_app(settings: Settings | None = None) -> Flask:

@@ -52,6 +52,7 @@ from flask_smorest.utils import resolve_schema_instance
 from marshmallow import Schema, ValidationError
 from webargs import core
 from webargs.flaskparser import FlaskParser
+from werkzeug import Response
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .app_settings import current_settings
@@ -389,6 +390,12 @@ def _documenting_only(document: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return decorator
 
 
+def _given_back(value: Any) -> Any:
+    """The value it is handed: the view :meth:`Blueprint.response` wraps flask-smorest's
+    answer around, so that the answer is made of a value the real view already gave."""
+    return value
+
+
 class Blueprint(flask_smorest.Blueprint):
     """flask-smorest's Blueprint whose ``arguments`` read JSON through :class:`BodyParser`,
     with less per-request work on the way to a view that flask-smorest adds nothing to:
@@ -401,6 +408,13 @@ class Blueprint(flask_smorest.Blueprint):
       A body the schema refuses, or a missing one, goes through webargs' parse as before,
       which loads it again and answers the same error: a schema load changes nothing, so
       loading twice is safe (tests/contract/test_moves_dispatch.py compares the two ways).
+    - ``response`` documents a synchronous view as flask-smorest does, and calls it
+      directly: a view that answers with a response object (every JSON view here builds
+      its own) gets it back as it is, as flask-smorest's wrapper hands it back (with no
+      status or headers to set); any other value goes through that wrapper, around a
+      function that gives the value back (tests/contract/test_request_path_round6.py).
+      flask-smorest's wrapper would reach the view through ``current_app.ensure_sync``
+      and unpack its value on every request.
     """
 
     ARGUMENTS_PARSER = BodyParser(unknown=None)  # each schema's own ``unknown`` (webargs' default for JSON)
@@ -410,6 +424,29 @@ class Blueprint(flask_smorest.Blueprint):
 
     def alt_response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         return _documenting_only(super().alt_response(status_code, *args, **kwargs))
+
+    def response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        answer = super().response(status_code, *args, **kwargs)
+
+        def decorator(func: Any) -> Any:
+            documented = answer(func)
+            if inspect.iscoroutinefunction(func):
+                return documented
+            # flask-smorest's wrapper around a function that gives back what it is handed:
+            # it answers a view's value (a tuple, a value its schema dumps) as it would.
+            answer_value = answer(_given_back)
+
+            @functools.wraps(func)
+            def view(*view_args: Any, **view_kwargs: Any) -> Any:
+                value = func(*view_args, **view_kwargs)
+                if isinstance(value, Response):
+                    return value
+                return answer_value(value)
+
+            view._apidoc = documented._apidoc  # type: ignore[attr-defined]
+            return view
+
+        return decorator
 
     def arguments(self, schema: Any, *, location: str = "json", **kwargs: Any) -> Callable[[Any], Any]:
         parse_then_call = super().arguments(schema, location=location, **kwargs)
