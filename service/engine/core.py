@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from itertools import chain
+from operator import le
 from typing import Any, ClassVar, NamedTuple
 
 from .cards import Card, format_card
@@ -197,6 +198,7 @@ class RulesError(ValueError):
 
 
 MAX_DEAL = 10**20 - 1  # PySolFC deal numbers have up to 20 digits
+UNCAPPED = 2**31 - 1  # the bound of a pile without a capacity: more cards than any state holds
 
 
 def holds_the_deck(piles: Sequence[Pile], sorted_deck: list[Card]) -> bool:
@@ -217,6 +219,30 @@ def use_deck_check(check: Callable[[Sequence[Pile], list[Card]], bool]) -> None:
     tests/contract/test_wire_native.py compares with it)."""
     global _deck_check
     _deck_check = check
+
+
+def holds_the_deck_within(piles: Sequence[Pile], sorted_deck: list[Card], most_cards: Sequence[int]) -> bool:
+    """Whether ``piles`` hold the deck (:func:`holds_the_deck`) with pile ``i`` holding at
+    most ``most_cards[i]`` cards (one bound per pile): :meth:`Game.validate`'s common case,
+    a state whose deck and pile capacities are both right, in one check."""
+    return (
+        len(piles) == len(most_cards)
+        and all(map(le, map(len, piles), most_cards))
+        and holds_the_deck(piles, sorted_deck)
+    )
+
+
+# The check of Game.validate's common case: holds_the_deck_within, or an equivalent given
+# to use_shape_check.
+_shape_check: Callable[[Sequence[Pile], list[Card], Sequence[int]], bool] = holds_the_deck_within
+
+
+def use_shape_check(check: Callable[[Sequence[Pile], list[Card], Sequence[int]], bool]) -> None:
+    """Have :meth:`Game.validate` judge its common case with ``check``, which must answer
+    as :func:`holds_the_deck_within` does (its reference): the wire format gives its
+    compiled one, as it does for :func:`use_deck_check`."""
+    global _shape_check
+    _shape_check = check
 
 
 @dataclass
@@ -273,6 +299,13 @@ class Game:
         self._capped_groups: tuple[tuple[PileGroup, slice], ...] = tuple(
             (g, piles) for g, (_, piles) in zip(self.groups, self.group_slices, strict=True) if g.capacity and g.count
         )
+        # The most cards each pile may hold (its group's capacity; a bound no pile reaches
+        # for the uncapped ones), for validate's common case (holds_the_deck_within).
+        self._most_cards: tuple[int, ...] = tuple(
+            (g.capacity or UNCAPPED) for g in self.groups for _ in range(g.count)
+        )
+        # Each group's name and pile count, in layout order (how a state's groups are joined).
+        self.group_counts: tuple[tuple[str, int], ...] = tuple((g.name, g.count) for g in self.groups)
         # The piles a player sees only as backs: what sealed states hide and what a
         # player-knowledge search must guess.
         self.face_down_piles: tuple[int, ...] = tuple(
@@ -453,6 +486,10 @@ class Game:
         """
         if len(state.piles) != len(self.pile_refs):
             return [Problem("/piles", "wrong number of piles for this game")]
+        if not state.counters and not self.counter_specs and _shape_check(
+            state.piles, self._sorted_deck, self._most_cards
+        ):
+            return self.validate_piles(state)  # the common case: no deck, capacity or counter problem, in one check
         problems = [*self._deck_problems(state), *self._capacity_problems(state), *self._counter_problems(state)]
         if not problems:
             problems.extend(self.validate_piles(state))

@@ -1,6 +1,6 @@
 /* The wire format's per-card passes, compiled: wire.py's python_read_pile_group,
- * python_pile_texts and python_move_to_json, and the engine's whole-deck check
- * (core.holds_the_deck), answer for answer.
+ * python_join_groups, python_pile_texts and python_move_to_json, and the engine's
+ * whole-deck checks (core.holds_the_deck, core.holds_the_deck_within), answer for answer.
  *
  * wire.py and core.py stay the reference: wire.py uses these when the module is built
  * (one place decides), and tests/contract/test_wire_native.py compares both on every
@@ -38,7 +38,7 @@ typedef struct {
     PyObject *card_codes;    /* wire.CARD_CODES: spelling -> card */
     PyObject *group_type;    /* wire.ReadPileGroup */
     /* The Python functions, for what is not read plainly. */
-    PyObject *read_fallback, *texts_fallback, *deck_fallback, *move_fallback;
+    PyObject *read_fallback, *texts_fallback, *deck_fallback, *move_fallback, *join_fallback, *shape_fallback;
     PyObject *card_move;     /* the card move's action name ("move") */
     long move_action;        /* the card move's action code */
     Py_ssize_t max_pile_cards;
@@ -67,7 +67,8 @@ static void move_table_clear(MoveTable *t) {
 /* Every object a Codec holds but its tables': what Codec_init is given first, then the names it makes. */
 #define GIVEN(self) \
     {&(self)->card_codes, &(self)->group_type, &(self)->read_fallback, &(self)->texts_fallback, \
-     &(self)->deck_fallback, &(self)->move_fallback, &(self)->card_move}
+     &(self)->deck_fallback, &(self)->move_fallback, &(self)->card_move, &(self)->join_fallback, \
+     &(self)->shape_fallback}
 #define NAMES(self) \
     {&(self)->codes_name, &(self)->key_action, &(self)->key_from, &(self)->key_to, &(self)->key_count, \
      &(self)->ref_texts_name}
@@ -111,13 +112,16 @@ static PyObject *fallback(PyObject *function, PyObject *const *args, Py_ssize_t 
 
 static int Codec_init(Codec *self, PyObject *args, PyObject *kwds) {
     static char *kw[] = {"card_codes", "card_texts", "group_type", "read_fallback", "texts_fallback",
-                         "deck_fallback", "move_fallback", "move_action", "card_move", "max_pile_cards", NULL};
+                         "deck_fallback", "move_fallback", "move_action", "card_move", "max_pile_cards",
+                         "join_fallback", "shape_fallback", NULL};
     PyObject *codes, *texts, *group_type, *read_fallback, *texts_fallback, *deck_fallback, *move_fallback, *card_move;
+    PyObject *join_fallback, *shape_fallback;
     long move_action;
     Py_ssize_t max_pile_cards;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!OOOOlUn", kw, &PyDict_Type, &codes, &PyDict_Type, &texts,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!OOOOlUnOO", kw, &PyDict_Type, &codes, &PyDict_Type, &texts,
                                      &PyType_Type, &group_type, &read_fallback, &texts_fallback, &deck_fallback,
-                                     &move_fallback, &move_action, &card_move, &max_pile_cards))
+                                     &move_fallback, &move_action, &card_move, &max_pile_cards, &join_fallback,
+                                     &shape_fallback))
         return -1;
     if (self->card_codes) {
         PyErr_SetString(PyExc_TypeError, "a Codec is set up once");
@@ -150,7 +154,8 @@ static int Codec_init(Codec *self, PyObject *args, PyObject *kwds) {
         }
     }
     PyObject **owned[] = GIVEN(self), **names[] = NAMES(self);
-    PyObject *given[] = {codes, group_type, read_fallback, texts_fallback, deck_fallback, move_fallback, card_move};
+    PyObject *given[] = {codes,         group_type, read_fallback, texts_fallback, deck_fallback, move_fallback,
+                         card_move,     join_fallback, shape_fallback};
     static const char *texts_of_names[] = {"codes", "action", "from", "to", "count", "ref_texts"};
     for (size_t i = 0; i < sizeof given / sizeof *given; i++) {
         Py_INCREF(given[i]);
@@ -255,6 +260,54 @@ static PyObject *Codec_read_pile_group(Codec *self, PyObject *const *args, Py_ss
         PyTuple_SET_ITEM(codes, i, cards);
     }
     return new_group(self, value, codes);
+}
+
+/* ---- join_groups ------------------------------------------------------------------ */
+
+/* Every pile of a state's groups, in layout order: ``piles`` (an exact dict with exact str
+ * keys) holding exactly the names of ``layout`` (an exact tuple of (exact str name, exact
+ * int count) pairs), each a group read by read_pile_group (exactly group_type, with
+ * ``count`` piles and as many codes); None when it is not so; anything not plain to the
+ * reference. Nothing here runs Python code: the keys are exact str. */
+static PyObject *Codec_join_groups(Codec *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1]))
+        return fallback(self->join_fallback, args, nargs);
+    PyObject *piles = args[0], *layout = args[1], *key, *value;
+    Py_ssize_t ng = PyTuple_GET_SIZE(layout), total = 0, pos = 0;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        PyObject *pair = PyTuple_GET_ITEM(layout, g);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)))
+            return fallback(self->join_fallback, args, nargs);
+        Py_ssize_t count = small_int(PyTuple_GET_ITEM(pair, 1), PY_SSIZE_T_MAX, 1);
+        if (count < 0) return fallback(self->join_fallback, args, nargs);
+        total += count;
+    }
+    while (PyDict_Next(piles, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) return fallback(self->join_fallback, args, nargs);
+    }
+    if (PyDict_GET_SIZE(piles) != ng) Py_RETURN_NONE;
+    PyObject *out = PyTuple_New(total);
+    if (!out) return NULL;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        PyObject *pair = PyTuple_GET_ITEM(layout, g);
+        Py_ssize_t count = small_int(PyTuple_GET_ITEM(pair, 1), PY_SSIZE_T_MAX, 1);
+        PyObject *group = PyDict_GetItemWithError(piles, PyTuple_GET_ITEM(pair, 0));
+        PyObject *codes = group && Py_IS_TYPE(group, (PyTypeObject *)self->group_type)
+                              ? *(PyObject **)((char *)group + self->codes_offset) : NULL;
+        if (!group || PyList_GET_SIZE(group) != count || !codes || !PyTuple_CheckExact(codes)
+            || PyTuple_GET_SIZE(codes) != count || at + count > total) {
+            Py_DECREF(out);
+            if (PyErr_Occurred()) return NULL;
+            Py_RETURN_NONE;
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *pile = PyTuple_GET_ITEM(codes, i);
+            Py_INCREF(pile);
+            PyTuple_SET_ITEM(out, at++, pile);
+        }
+    }
+    return out;
 }
 
 /* ---- pile_texts ------------------------------------------------------------------- */
@@ -366,6 +419,35 @@ static PyObject *Codec_holds_the_deck(Codec *self, PyObject *const *args, Py_ssi
     Py_RETURN_TRUE;
 }
 
+/* The same answer, with each pile also holding at most its bound in ``args[2]`` (an exact
+ * tuple of exact ints, one per pile): core.holds_the_deck_within. */
+static PyObject *Codec_holds_the_deck_within(Codec *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || (!PyTuple_CheckExact(args[0]) && !PyList_CheckExact(args[0])) || !PyList_CheckExact(args[1])
+        || !PyTuple_CheckExact(args[2]))
+        return fallback(self->shape_fallback, args, nargs);
+    Py_ssize_t np = PySequence_Fast_GET_SIZE(args[0]);
+    if (PyTuple_GET_SIZE(args[2]) != np) return fallback(self->shape_fallback, args, nargs);
+    Py_ssize_t counts[SLOTS] = {0};
+    PyObject **piles = PySequence_Fast_ITEMS(args[0]), **most = &PyTuple_GET_ITEM(args[2], 0);
+    int within = 1;
+    for (Py_ssize_t p = 0; p < np; p++) {
+        if ((!PyTuple_CheckExact(piles[p]) && !PyList_CheckExact(piles[p])) || !PyLong_CheckExact(most[p])
+            || !count_cards(piles[p], counts, 1))
+            return fallback(self->shape_fallback, args, nargs);
+        int overflow;
+        long bound = PyLong_AsLongAndOverflow(most[p], &overflow); /* an exact int: no Python code */
+        if (overflow > 0) continue;                                 /* above any length */
+        if (overflow < 0 || (bound == -1 && PyErr_Occurred())) return fallback(self->shape_fallback, args, nargs);
+        if (PySequence_Fast_GET_SIZE(piles[p]) > bound) within = 0;
+    }
+    if (!count_cards(args[1], counts, -1)) return fallback(self->shape_fallback, args, nargs);
+    if (!within) Py_RETURN_FALSE;
+    for (int c = 0; c < SLOTS; c++) {
+        if (counts[c]) Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 /* ---- move_to_json ----------------------------------------------------------------- */
 
 /* The table of the game whose pile references are ``refs``: its own, else (``make``) a
@@ -459,10 +541,14 @@ static PyObject *Codec_move_to_json(Codec *self, PyObject *const *args, Py_ssize
 static PyMethodDef Codec_methods[] = {
     {"read_pile_group", (PyCFunction)(void (*)(void))Codec_read_pile_group, METH_FASTCALL,
      "read_pile_group(value, max_piles): wire.python_read_pile_group."},
+    {"join_groups", (PyCFunction)(void (*)(void))Codec_join_groups, METH_FASTCALL,
+     "join_groups(piles, layout): wire.python_join_groups."},
     {"pile_texts", (PyCFunction)(void (*)(void))Codec_pile_texts, METH_FASTCALL,
      "pile_texts(piles, group_slices, leave_out): wire.python_pile_texts."},
     {"holds_the_deck", (PyCFunction)(void (*)(void))Codec_holds_the_deck, METH_FASTCALL,
      "holds_the_deck(piles, sorted_deck): core.holds_the_deck."},
+    {"holds_the_deck_within", (PyCFunction)(void (*)(void))Codec_holds_the_deck_within, METH_FASTCALL,
+     "holds_the_deck_within(piles, sorted_deck, most_cards): core.holds_the_deck_within."},
     {"move_to_json", (PyCFunction)(void (*)(void))Codec_move_to_json, METH_FASTCALL,
      "move_to_json(game, move): wire.python_move_to_json, each game's card moves' answers kept "
      "(the same dict object each time: answers are encoded, never changed)."},

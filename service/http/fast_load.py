@@ -323,9 +323,63 @@ def _emit_fields(
     return True
 
 
+# The class attribute by which a field states its common case for the reader: a Python
+# expression in ``{value}`` (constants written in), true only for a value the field's
+# ``_deserialize`` returns as it is and its validators (it has none) accept.
+INLINE_ACCEPT: Final = "inline_accept"
+
+
+def inline_accept(field: fields.Field) -> str | None:
+    """The expression of a plain field without validators whose class states
+    :data:`INLINE_ACCEPT`; None for any other field."""
+    expression = getattr(type(field), INLINE_ACCEPT, None)
+    if not isinstance(expression, str) or field.validators or not _plain(field) or _nested_schema(field) is not None:
+        return None
+    return expression
+
+
+# The method by which a ``Validator`` states when it refuses: it answers a Python
+# expression in ``{value}`` (constants written in), true exactly when calling the
+# validator would raise, and otherwise calling it has no effect.
+INLINE_REFUSAL: Final = "inline_refusal"
+
+# The class attribute by which a field hands the reader a function for its common case:
+# ``(function, extra)``, ``function(value, *extra)`` answering what the field's
+# ``_deserialize`` answers (it has no validators), or None where it does not answer (then
+# ``_deserialize`` reads the value).
+INLINE_READ: Final = "inline_read"
+
+
+def inline_read(field: fields.Field) -> tuple[Callable[..., Any], tuple[Any, ...]] | None:
+    """The ``(function, extra)`` of a plain field without validators whose class states
+    :data:`INLINE_READ`; None for any other field."""
+    given = getattr(type(field), INLINE_READ, None)
+    if (
+        type(given) is not tuple or len(given) != 2 or not callable(given[0]) or type(given[1]) is not tuple
+        or field.validators or not _plain(field) or _nested_schema(field) is not None
+    ):
+        return None
+    return given
+
+
 def _emit_exact(src: ReaderSource, cases: Cases, field: fields.Field, raw: str, store: str) -> None:
     """The case of ``raw`` of exactly the kind of :func:`exact_check`'s ``field``, checked
-    inline and stored as it is (no case for any other field)."""
+    inline and stored as it is; or the case of ``raw`` accepted by the field's
+    :func:`inline_accept` expression, stored as it is; or the case of ``raw`` its
+    :func:`inline_read` function answers, stored as answered (no case for any other field)."""
+    read = inline_read(field)
+    if read is not None:
+        function, extra = read
+        value = src.local("read")
+        arguments = "".join(f", {src.name(argument, 'extra')}" for argument in extra)
+        at = cases.case(f"({value} := {src.name(function, 'inline')}({raw}{arguments})) is not None")
+        src.emit(at, f"{store} = {value}")
+        return
+    accepts = inline_accept(field)
+    if accepts is not None:
+        at = cases.case(f"({accepts.format(value=raw)})")
+        src.emit(at, f"{store} = {raw}")
+        return
     exact = exact_check(field)
     if exact is None:
         return
@@ -334,7 +388,8 @@ def _emit_exact(src: ReaderSource, cases: Cases, field: fields.Field, raw: str, 
     if exact.choices is not None:
         refusals.append(f"{raw} not in {src.name(exact.choices, 'choices')}")
     if exact.match is not None:
-        refusals.append(f"not {src.name(_remembered(exact.match), 'matches')}({raw})")
+        matched, matches = _remembered(exact.match)
+        refusals.append(f"({raw} not in {src.name(matched, 'matched')} and not {src.name(matches, 'matches')}({raw}))")
     if exact.low is not None:
         refusals.append(f"{raw} < {src.name(exact.low, 'low')}")
     if exact.high is not None:
@@ -345,10 +400,25 @@ def _emit_exact(src: ReaderSource, cases: Cases, field: fields.Field, raw: str, 
     src.emit(at, f"{store} = {raw}")
 
 
-def _remembered(match: Callable[[Any], Any]) -> Callable[[str], bool]:
-    """Whether a string matches, the answers for the last strings asked remembered: the
-    same few pile references come back request after request."""
-    return lru_cache(maxsize=1024)(lambda text: match(text) is not None)
+MAX_REMEMBERED: Final = 1024  # strings a pattern matched, remembered (then all forgotten: clients choose them)
+
+
+def _remembered(match: Callable[[Any], Any]) -> tuple[set[str], Callable[[str], bool]]:
+    """The strings ``match`` matched (at most :data:`MAX_REMEMBERED`), and whether a string
+    matches, remembering it when it does: the reader tests an exact ``str`` against the
+    set inline (no call) and calls the function only for one not there yet. The same few
+    pile references come back request after request."""
+    matched: set[str] = set()
+
+    def matches(text: str) -> bool:
+        if match(text) is None:
+            return False
+        if len(matched) >= MAX_REMEMBERED:
+            matched.clear()
+        matched.add(text)
+        return True
+
+    return matched, matches
 
 
 def _emit_missing_or_none(
@@ -396,8 +466,14 @@ def _emit_entry(src: ReaderSource, field: fields.Field, raw: str, store: str, de
 
 def _emit_validators(src: ReaderSource, field: fields.Field, value: str, depth: int) -> None:
     """``field``'s validators on ``value``: a ``Validator`` raises when it refuses, any
-    other callable may also answer False (NotFast: marshmallow says why)."""
+    other callable may also answer False (NotFast: marshmallow says why); one whose
+    :data:`INLINE_REFUSAL` method states when it refuses is written inline."""
     for validator in field.validators:
+        refusal = getattr(validator, INLINE_REFUSAL, None)
+        if callable(refusal) and isinstance(validator, Validator):
+            src.emit(depth, f"if {refusal().format(value=value)}:")
+            src.emit(depth + 1, "raise NotFast")
+            continue
         call = f"{src.name(validator, 'validator')}({value})"
         if isinstance(validator, Validator):
             src.emit(depth, call)
@@ -454,6 +530,27 @@ class FastLoadSchema(Schema):
                 except Exception:  # whatever it is, marshmallow's own load says it again
                     pass
         return super().load(data, many=many, partial=partial, unknown=unknown)
+
+    def loader(self, partial: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+        """``lambda data: self.load(data, partial=partial)``, with what ``load`` judges
+        the same on every call (``partial``, the reader, the schema's ``unknown``) judged
+        once: for a schema loaded again and again with the same arguments (a move's
+        branch). Marshmallow's own load for whatever the reader does not answer for."""
+        reader = self.__dict__.get("_fast_reader", _UNBUILT)
+        if reader is _UNBUILT:
+            reader = self._fast_reader = compile_reader(self)
+        if reader is None or self.many or (partial and not _top_level_names(partial)):
+            return lambda data: self.load(data, partial=partial)
+        fast: SchemaReader = reader
+        given, unknown = partial or None, self.unknown
+
+        def load(data: Any) -> Any:
+            try:
+                return fast(data, given, unknown)
+            except Exception:  # whatever it is, marshmallow's own load says it again
+                return Schema.load(self, data, partial=partial)
+
+        return load
 
 
 _UNBUILT: Final[Any] = object()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from marshmallow import EXCLUDE, ValidationError, fields, validate
 
@@ -121,6 +121,10 @@ class MaxEntries(validate.Validator):
             raise ValidationError(f"at most {self.most} entries")
         return value
 
+    def inline_refusal(self) -> str:
+        """When it refuses, for the fast reader to write inline (fast_load.INLINE_REFUSAL)."""
+        return f"len({{value}}) > {int(self.most)}"
+
 
 class Strict(FastLoadSchema):
     """Unknown fields are an error (marshmallow's default, stated for readers); loaded
@@ -216,11 +220,15 @@ MAX_OPTION_INTEGER: Final = 1000  # the largest integer option value, in magnitu
 class OptionValue(fields.Field):
     """An option value: a short string or an integer (the game lists what it allows)."""
 
+    # The common case, a value read as it is (the fast reader writes it inline, see
+    # fast_load.INLINE_ACCEPT; _deserialize judges by it first).
+    inline_accept: ClassVar[str] = (
+        f"(type({{value}}) is str and len({{value}}) <= {MAX_OPTION_CHARS})"
+        f" or (type({{value}}) is int and -{MAX_OPTION_INTEGER} <= {{value}} <= {MAX_OPTION_INTEGER})"
+    )
+
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        kind = type(value)
-        if (kind is str and len(value) <= MAX_OPTION_CHARS) or (
-            kind is int and -MAX_OPTION_INTEGER <= value <= MAX_OPTION_INTEGER
-        ):
+        if _option_accepted(value):
             return value  # the common case, judged at once (the checks below say what is wrong)
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise ValidationError("an option value is a string or an integer")
@@ -234,6 +242,11 @@ class OptionValue(fields.Field):
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         return value
+
+
+_option_accepted: Final[Callable[[Any], bool]] = eval(  # the class's own constant expression, as a function
+    f"lambda value: {OptionValue.inline_accept.format(value='value')}"
+)
 
 
 OPTION_VALUE_DOC = {
@@ -285,8 +298,13 @@ class PileGroupField(fields.Field):
     wire format does not read its cards a second time.
     """
 
+    # The common case, read by a function (fast_load.INLINE_READ: the fast reader calls it
+    # directly, and _deserialize first): wire.read_pile_group with the schema's bound.
+    inline_read: ClassVar[tuple[Callable[..., Any], tuple[Any, ...]]] = (read_pile_group, (MAX_PILES_PER_GROUP,))
+
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[list[str]]:
-        read = read_pile_group(value, MAX_PILES_PER_GROUP)
+        function, extra = self.inline_read
+        read = function(value, *extra)
         if read is not None:  # every card one the engine reads: the group, its cards read for the wire format
             return read
         if not isinstance(value, list):
@@ -568,6 +586,11 @@ MOVE_BRANCHES: Final[dict[str, type[Strict]]] = {
     ACTION_NAMES[Action.REDEAL]: RedealMoveSchema,
 }
 MOVE_READERS: Final[dict[str, Strict]] = {name: schema() for name, schema in MOVE_BRANCHES.items()}
+# Each branch's load as MoveField makes it, a card move's with CARD_MOVE_LENIENT (judged once).
+MOVE_LOADERS: Final[dict[str, Callable[[Any], Any]]] = {
+    name: reader.loader(CARD_MOVE_LENIENT if name == CARD_MOVE else ())
+    for name, reader in MOVE_READERS.items()
+}
 
 
 def branch_name(schema: type[Strict]) -> str:
@@ -609,8 +632,7 @@ class MoveField(fields.Field):
         action = value.get("action")
         if type(action) is not str or action not in MOVE_READERS:  # else MoveSchema reads it as it is
             action = MOVE_ACTION_READER.load(value)["action"]
-        lenient = CARD_MOVE_LENIENT if action == CARD_MOVE else ()
-        loaded: dict[str, Any] = MOVE_READERS[action].load(value, partial=lenient)
+        loaded: dict[str, Any] = MOVE_LOADERS[action](value)  # a card move's with CARD_MOVE_LENIENT
         return loaded
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:

@@ -47,7 +47,9 @@ from service.engine.core import (
     RulesError,
     State,
     holds_the_deck,
+    holds_the_deck_within,
     use_deck_check,
+    use_shape_check,
 )
 from service.engine.registry import UnknownGame, get_game
 
@@ -108,6 +110,11 @@ def parse_deal(value: Any, where: str = "/deal") -> int:
     >>> parse_deal("00012"), parse_deal(7)
     (12, 7)
     """
+    kind = type(value)  # the common cases judged at once: the schema hands on an int, requests send a str
+    if kind is int and 0 <= value <= MAX_DEAL:
+        return value
+    if kind is str and len(value) <= MAX_DEAL_DIGITS and value.isdigit() and value.isascii():
+        return int(value)
     if isinstance(value, bool):
         raise NotationError([Problem(where, "a deal number is an integer or a decimal string")])
     if isinstance(value, str):
@@ -210,8 +217,13 @@ def read_body(
         deal = parse_deal(data.get("deal"), "/deal")
     except NotationError as e:
         problems.extend(e.problems)
-    piles = read_piles(game, data.get("piles"), problems, given or {})
-    counters = read_counters(game, data.get("counters", {}), problems)
+    piles = read_piles(game, data.get("piles"), problems, given)
+    counters_data = data.get("counters", {})
+    counters = (
+        []  # a game without counters (most), sent none: nothing to read (no call)
+        if type(counters_data) is dict and not counters_data and not game.counter_specs
+        else read_counters(game, counters_data, problems)
+    )
     if problems:
         raise NotationError(problems)
     return State(tuple(piles), tuple(counters), deal)
@@ -230,7 +242,7 @@ def read_header(data: Mapping[str, Any], expect_game: str | None, problems: list
             [*problems, Problem("/game", f"this state is a {game_id!r} state, sent to {expect_game!r}")]
         )
     options = data.get("options", {})
-    if not is_mapping(options):
+    if type(options) is not dict and not is_mapping(options):
         raise NotationError([*problems, Problem("/options", "options is a JSON object")])
     try:
         return configured_game(game_id, options)
@@ -293,12 +305,36 @@ def python_read_pile_group(value: Any, max_piles: int) -> ReadPileGroup | None:
     return group
 
 
+def python_join_groups(piles_data: Any, layout: Sequence[tuple[str, int]]) -> tuple[Pile, ...] | None:
+    """Every pile of a state, in layout order, when ``piles_data`` (a dict) holds exactly
+    the groups of ``layout`` (:attr:`Game.group_counts`: each name and pile count), each a
+    :class:`ReadPileGroup` (read by the schema) of its count; None otherwise, for
+    :func:`read_piles` to read and judge as usual. The common case of a request's state:
+    the schema read every card, and nothing is left to check but the names and counts."""
+    if type(piles_data) is not dict or len(piles_data) != len(layout):
+        return None
+    piles: list[Pile] = []
+    for name, count in layout:
+        group = piles_data.get(name)
+        if type(group) is not ReadPileGroup:
+            return None
+        codes = getattr(group, "codes", None)
+        if type(codes) is not tuple or len(group) != count or len(codes) != count:
+            return None
+        piles.extend(codes)
+    return tuple(piles)
+
+
 def read_piles(
     game: Game, piles_data: Any, problems: list[Problem], given: Mapping[str, list[Pile]] | None = None
-) -> list[Pile]:
+) -> Sequence[Pile]:
     """Every pile of ``game`` in layout order, from ``{group: [[card, ...], ...]}`` and
     the groups ``given`` already read; groups the game lacks, wrong pile counts and
     unreadable cards go to ``problems``."""
+    if not given:
+        joined = join_groups(piles_data, game.group_counts)
+        if joined is not None:
+            return joined  # every group the game has, each read by the schema: nothing more to judge
     given = given or {}
     if not is_mapping(piles_data):
         problems.append(Problem("/piles", "piles is an object of pile groups"))
@@ -462,18 +498,23 @@ CODEC: Final = (
         move_action=_MOVE,
         card_move=CARD_MOVE,
         max_pile_cards=MAX_PILE_CARDS,
+        join_fallback=python_join_groups,
+        shape_fallback=holds_the_deck_within,
     )
 )
 read_pile_group: Callable[[Any, int], ReadPileGroup | None] = python_read_pile_group
+join_groups: Callable[[Any, Sequence[tuple[str, int]]], tuple[Pile, ...] | None] = python_join_groups
 pile_texts: Callable[[Sequence[Pile], Sequence[tuple[str, slice]], Collection[str]], dict[str, list[list[str]]]] = (
     python_pile_texts
 )
 move_to_json: Callable[[Game, Move], dict[str, Any]] = python_move_to_json
 if CODEC is not None:
     read_pile_group = CODEC.read_pile_group
+    join_groups = CODEC.join_groups
     pile_texts = CODEC.pile_texts
     move_to_json = CODEC.move_to_json
     use_deck_check(CODEC.holds_the_deck)
+    use_shape_check(CODEC.holds_the_deck_within)
 
 
 # --- game descriptions -----------------------------------------------------------------
@@ -547,10 +588,12 @@ __all__ = [
     "format_deal",
     "game_actions",
     "is_mapping",
+    "join_groups",
     "move_from_json",
     "move_to_json",
     "parse_deal",
     "pile_texts",
+    "python_join_groups",
     "python_move_to_json",
     "python_pile_texts",
     "python_read_pile_group",

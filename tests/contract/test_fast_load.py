@@ -11,6 +11,7 @@ fast path switched off everywhere (nested schemas included)."""
 from __future__ import annotations
 
 import copy
+import functools
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ import pytest
 from marshmallow import RAISE, Schema, ValidationError
 
 from service.engine.registry import GAME_CLASSES
-from service.http import create_app
+from service.http import create_app, schemas
 from service.http.fast_load import FastLoadSchema
 from service.http.replay_schemas import ReplayRequestSchema
 from service.http.schemas import DealRequestSchema, MoveRequestSchema, StateRequestSchema
@@ -39,13 +40,18 @@ UNKNOWN_KEYS = ("extra", "from_", "signature", "sealed", "face_down", "format", 
 
 @contextmanager
 def marshmallow_only() -> Iterator[None]:
-    """marshmallow's own ``Schema.load`` for every schema while it lasts."""
-    fast = FastLoadSchema.load
+    """marshmallow's own ``Schema.load`` for every schema while it lasts (the move
+    branches' loaders too, which call their readers without ``load``)."""
+    fast, loaders = FastLoadSchema.load, dict(schemas.MOVE_LOADERS)
     FastLoadSchema.load = Schema.load
+    for name, reader in schemas.MOVE_READERS.items():
+        partial = schemas.CARD_MOVE_LENIENT if name == schemas.CARD_MOVE else ()
+        schemas.MOVE_LOADERS[name] = functools.partial(Schema.load, reader, partial=partial)
     try:
         yield
     finally:
         FastLoadSchema.load = fast
+        schemas.MOVE_LOADERS.update(loaders)
 
 
 def outcome(schema: Schema, body: Any) -> tuple[str, Any]:

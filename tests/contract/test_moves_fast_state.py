@@ -144,8 +144,8 @@ def test_a_move_requests_state_and_piles_are_read_in_place(monkeypatch: pytest.M
 
     monkeypatch.setattr(FastLoadSchema, "load", recorded)
     assert loads(MoveRequestSchema(), body) == want
-    # The state and its piles read in place; the move's branch by MoveField.
-    assert loaded == ["MoveRequestSchema", "CardMoveSchema"]
+    # The state and its piles read in place; the move's branch by MoveField's loader (MOVE_LOADERS).
+    assert loaded == ["MoveRequestSchema"]
 
 
 class StrValue(str):
