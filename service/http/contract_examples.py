@@ -26,7 +26,7 @@ from service.engine.registry import GAME_CLASSES, get_game
 from service.settings import StateProtectionSettings, read_settings
 from service.solver import Knowledge, Limits, Outcome, SolveResult, hint, solve_position
 
-from .state_protection import Position, answer_events, answer_state, dealt_position, position_answer
+from .state_protection import Position, answer_state, dealt_position, move_answer, position_answer
 from .wire import describe_game, format_deal, move_to_json
 
 EXAMPLE_GAME: Final = "penguin"
@@ -99,7 +99,7 @@ def move_example() -> Example:
     move = game.legal_moves(state)[0]
     after, events = game.play(state, move)
     request = {"state": state_example(), "move": move_to_json(game, move), "autoplay": "none"}
-    answer = {**position_answer(OPEN, Position(game, after, deal)), "events": answer_events(OPEN, game, after, events)}
+    answer = move_answer(OPEN, Position(game, after, deal), events)
     return Example.of(request, answer)
 
 

@@ -267,7 +267,7 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
     state, events = game.play(state, move)
     if body.get("autoplay") == SAFE_AUTOPLAY:
         state = autoplay(game, state, events)
-    return json_answer(move_answer(protection, game, state, deal, events))
+    return json_answer(move_answer(protection, Position(game, state, deal), events))
 
 
 def autoplay(game: Game, state: State, events: list[Event]) -> State:

@@ -22,7 +22,7 @@ from service.settings import StateProtection, StateProtectionSettings
 
 from .problems import ApiError, ProblemCode
 from .state_sealing import KeyedDeals, keeps_secrets, readable_part, redact_event, seal, signed_part, unseal
-from .state_signing import DOMAINS, position_canonical, sign_state, verify_state
+from .state_signing import DOMAINS, position_canonical, protects, sign_state, verify_state
 from .wire import SEALED_FIELD, NotationError, event_to_json, move_to_json, read_body, read_header, state_to_json
 
 
@@ -38,9 +38,7 @@ class Position(NamedTuple):
     deal: int
 
 
-# Looked up once: an enum member is reached through a Python-level descriptor.
-OPEN: Final = StateProtection.OPEN
-SEALED: Final = StateProtection.SEALED
+SEALED: Final = StateProtection.SEALED  # looked up once: an enum member is reached through a descriptor
 
 
 def is_sealed(protection: StateProtectionSettings) -> bool:
@@ -62,46 +60,34 @@ def dealt_position(protection: StateProtectionSettings, game: Game, deal: int) -
 
 def answer_state(protection: StateProtectionSettings, position: Position) -> dict[str, Any]:
     """The state an answer carries for ``position``: signed, and sealed, as the mode says."""
-    return state_answer(protection, *position)
-
-
-def state_answer(protection: StateProtectionSettings, game: Game, state: State, deal: int) -> dict[str, Any]:
-    """:func:`answer_state` of the position's parts (the views have them apart: no
-    :class:`Position` made to be taken apart again)."""
-    mode = protection.mode
-    if mode is SEALED and keeps_secrets(game.id):
+    game, state, deal = position
+    if is_sealed(protection) and keeps_secrets(game.id):
         data, signed = seal(protection.keys[0], game, state, deal)
         return sign_state(protection, data, signed)
     # The number the player knows: in sealed mode a game that keeps no secret has no
     # sealed part, and its seed (which played its part in the deal) is never shown.
     data = state_to_json(game, state if state.deal == deal else state._replace(deal=deal))
-    if mode is OPEN:  # (what state_signing.protects says, with the member looked up once)
+    if not protects(protection):
         return data
-    return sign_state(protection, data, position_canonical(game, state, deal, DOMAINS[mode]))
+    return sign_state(protection, data, position_canonical(game, state, deal, DOMAINS[protection.mode]))
 
 
 def position_answer(protection: StateProtectionSettings, position: Position) -> dict[str, Any]:
     """A position as answers carry it: the state, its legal moves and its status."""
-    return parts_answer(protection, *position)
-
-
-def parts_answer(protection: StateProtectionSettings, game: Game, state: State, deal: int) -> dict[str, Any]:
-    """:func:`position_answer` of the position's parts."""
+    game, state, _ = position
     moves = game.legal_moves(state)
     return {
-        "state": state_answer(protection, game, state, deal),
+        "state": answer_state(protection, position),
         "legal_moves": [move_to_json(game, m) for m in moves],
         "status": str(game.status(state, moves)),  # a StrEnum's str() is its value, without `.value`'s descriptor
     }
 
 
-def move_answer(
-    protection: StateProtectionSettings, game: Game, state: State, deal: int, events: list[Event]
-) -> dict[str, Any]:
+def move_answer(protection: StateProtectionSettings, position: Position, events: list[Event]) -> dict[str, Any]:
     """What a move answers: the position it led to (:func:`position_answer`'s keys) and the
     move's events (:func:`answer_events`), built as one dict."""
-    answer = parts_answer(protection, game, state, deal)
-    answer["events"] = answer_events(protection, game, state, events)
+    answer = position_answer(protection, position)
+    answer["events"] = answer_events(protection, position.game, position.state, events)
     return answer
 
 

@@ -80,6 +80,7 @@ DOMAINS: Final[dict[StateProtection, bytes]] = {
     StateProtection.SEALED: b"patience-engine sealed state v1\n",
 }
 SIGNATURE_FIELD: Final = "signature"
+OPEN: Final = StateProtection.OPEN  # looked up once: protects() runs on every answer, and an enum member is reached through a descriptor
 MAC_DIGEST: Final = "sha256"
 MAC_BYTES: Final = hashlib.new(MAC_DIGEST).digest_size
 MAC_CHARS: Final = 43  # base64url of 32 bytes, without its "=" padding
@@ -264,7 +265,7 @@ def position_canonical(
 
 def protects(protection: StateProtectionSettings) -> bool:
     """Whether states are signed and checked (every mode but open)."""
-    return protection.mode is not StateProtection.OPEN
+    return protection.mode is not OPEN
 
 
 def sign_state(protection: StateProtectionSettings, state: dict[str, Any], signed: bytes | None = None) -> dict[str, Any]:
