@@ -384,14 +384,7 @@ static struct PyModuleDef moduledef = {
 };
 
 PyMODINIT_FUNC PyInit__penguin_moves_native(void) {
-    if (PyType_Ready(&MoveListerType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
-    if (m == NULL) return NULL;
-    Py_INCREF(&MoveListerType);
-    if (PyModule_AddObject(m, "MoveLister", (PyObject *)&MoveListerType) < 0) {
-        Py_DECREF(&MoveListerType);
-        Py_DECREF(m);
-        return NULL;
-    }
+    if (m && PyModule_AddType(m, &MoveListerType) < 0) Py_CLEAR(m); /* readies the type, adds it as "MoveLister" */
     return m;
 }
