@@ -42,7 +42,7 @@ from .ops import blp as ops_blp
 from .problems import PROBLEM_COMPONENTS, ProblemApi
 from .replays_api import blp as replays_blp
 from .request_context import current_request, current_request_context
-from .schemas import MOVE_BRANCHES, SCHEMA_COMPONENTS, branch_name, reference_component
+from .schemas import EVENT_BRANCHES, MOVE_BRANCHES, SCHEMA_COMPONENTS, branch_name, reference_component
 from .solver_api import blp as solver_blp
 from .solver_schemas import SOLVER_COMPONENTS
 from .web import blp as web_blp
@@ -64,7 +64,7 @@ class ContractMarshmallowPlugin(MarshmallowPlugin):
         self.converter.add_attribute_function(reference_component)
         for name, schema in {**SCHEMA_COMPONENTS, **SOLVER_COMPONENTS, **PROBLEM_COMPONENTS}.items():
             spec.components.schema(name, schema)
-        for branch in MOVE_BRANCHES.values():
+        for branch in (*MOVE_BRANCHES.values(), *EVENT_BRANCHES.values()):
             spec.components.schema(branch_name(branch), schema=branch)
         spec.components.parameter(
             "GameId", "path",

@@ -150,11 +150,14 @@ ResultOf = Callable[[StateProtectionSettings, Position, list[dict[str, Any]], st
 
 
 def replay_example(result_of: ResultOf) -> Example:
-    """The example deal's solution replayed to ``won``; ``result_of`` is the replay view's
+    """The first half of the example deal's solution replayed: a game in progress, as a
+    client resumes one, so that the answer's links to play on resolve (a whole solution
+    replays to ``won``, which has no legal move). ``result_of`` is the replay view's
     result builder."""
     game, state, deal = dealt()
-    moves = [move_to_json(game, m) for m in solution().moves]
-    for move in solution().moves:
+    played = solution().moves[: len(solution().moves) // 2]
+    moves = [move_to_json(game, m) for m in played]
+    for move in played:
         state, _ = game.play(state, move)
     final = Position(game, state, deal)
     position = position_answer(OPEN, final)

@@ -70,21 +70,28 @@ def game_id_schema(converter: BaseConverter) -> dict[str, Any]:
 ANSWER_HEADERS: dict[str, Any] = {REQUEST_ID_HEADER: REQUEST_ID_HEADER_COMPONENT}
 
 
-def link(operation_id: str, description: str, request_body: dict[str, Any] | None = None,
+def link(operation_id: str, description: str, body: dict[str, Any] | None = None,
          game_id: str = "$request.path.game_id") -> dict[str, Any]:
-    """An OpenAPI link to ``operation_id`` for the same game, its body built from runtime
-    expressions (``$response.body#/state``...)."""
-    out: dict[str, Any] = {"operationId": operation_id, "parameters": {"game_id": game_id}, "description": description}
-    if request_body is not None:
-        out["requestBody"] = request_body
-    return out
+    """An OpenAPI link to ``operation_id`` for the same game, each field of its request
+    body a parameter of its own named ``body.<field>`` (a runtime expression such as
+    ``$response.body#/state``, or a constant).
 
+    Not a ``requestBody`` object: OpenAPI 3.0 gives a link's ``requestBody`` as one value
+    or one expression, and openapi-generator's validator refuses an object of expressions;
+    a parameter qualified by its location is the form both it and Schemathesis's stateful
+    phase read (Schemathesis puts ``body.`` parameters into the request's body)."""
+    parameters: dict[str, Any] = {"game_id": game_id}
+    parameters.update({f"body.{name}": value for name, value in (body or {}).items()})
+    return {"operationId": operation_id, "parameters": parameters, "description": description}
+
+
+PLAYING_ONLY = " Applies only while `status` is `playing` (a won or lost position has no legal move)."
 
 # Links from an answer that carries a position (a deal, a move, a replay) to what a client
 # does next with its state.
 POSITION_LINKS: dict[str, Any] = {
     "PlayFirstLegalMove": link(
-        "play_move", "Play the first legal move of the position.",
+        "play_move", "Play the first legal move of the position." + PLAYING_ONLY,
         {"state": "$response.body#/state", "move": "$response.body#/legal_moves/0"},
     ),
     "ListLegalMoves": link("legal_moves", "List the position's legal moves again.", {"state": "$response.body#/state"}),
@@ -287,7 +294,7 @@ LEGAL_MOVES_EXAMPLE = examples.legal_moves_example()
 @blp.route("/<game:game_id>/legal-moves", methods=["POST"])
 @blp.doc(operationId="legal_moves", responses={200: {"links": {
     "PlayFirstLegalMove": link(
-        "play_move", "Play the first legal move listed.",
+        "play_move", "Play the first legal move listed." + PLAYING_ONLY,
         {"state": "$request.body#/state", "move": "$response.body#/legal_moves/0"},
     ),
 }}})

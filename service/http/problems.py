@@ -129,14 +129,14 @@ class ProblemSchema(Strict):
     class Meta:
         unknown = INCLUDE
 
-    type = fields.String(required=True, metadata={"example": "about:blank"})
-    title = fields.String(required=True, metadata={"example": "Illegal move"})
-    status = fields.Integer(required=True, metadata={"example": 409})
-    detail = fields.String(required=True, metadata={"example": "the tableau builds down in suit by one: the Five of Hearts does not go on the Nine of Clubs"})
+    type = fields.String(required=True, metadata={"description": "RFC 9457: a URI naming the kind of problem; `about:blank` here, `code` says which.", "example": "about:blank"})
+    title = fields.String(required=True, metadata={"description": "A short summary of the kind of problem, the same for every answer of its `code`.", "example": "Illegal move"})
+    status = fields.Integer(required=True, metadata={"description": "The HTTP status of the answer.", "example": 409})
+    detail = fields.String(required=True, metadata={"description": "What is wrong with this request, in words (for people; match on `code`).", "example": "the tableau builds down in suit by one: the Five of Hearts does not go on the Nine of Clubs"})
     code = fields.String(
         required=True,
         validate=validate.OneOf([c.value for c in ProblemCode]),
-        metadata=component("ProblemCode", example=ProblemCode.ILLEGAL_MOVE.value),
+        metadata=component("ProblemCode", description="What kind of problem, for programs to match on.", example=ProblemCode.ILLEGAL_MOVE.value),
     )
     rule = fields.String(metadata={"description": "For `illegal-move`: id of the rule that forbids it.", "example": "tableau-builds-down-in-suit"})
     move_index = fields.Integer(
@@ -147,7 +147,7 @@ class ProblemSchema(Strict):
     )
     errors = fields.List(fields.Nested(ProblemDetailSchema), metadata={"description": "Each problem found, with where it is."})
     request_id = fields.String(metadata={"description": "The request's id (X-Request-ID)."})
-    instance = fields.String()
+    instance = fields.String(metadata={"description": "RFC 9457: a URI naming this occurrence, where the server gives one."})
 
 
 def request_id() -> str | None:
@@ -334,8 +334,8 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
          {"errors": [{"where": "/move/count", "message": "Not a valid integer."}]}),
     ),
     403: (
-        "The server signs its states (`STATE_PROTECTION=signed`, `GET /v1/games` says so) and the state sent is not "
-        "one it signed: `state-unsigned` (no `signature`), `state-signature-malformed` (not a key id and a "
+        "The server signs its states (`STATE_PROTECTION` `signed` or `sealed`, `GET /v1/games` says so) and the state "
+        "sent is not one it signed: `state-unsigned` (no `signature`), `state-signature-malformed` (not a key id and a "
         "43-character base64url MAC), `state-key-unknown` (a key the server no longer lists: deal again), "
         "`state-signature-invalid` (the state was changed after it was signed). Never answered in open mode.",
         (ProblemCode.STATE_SIGNATURE_INVALID,

@@ -17,22 +17,19 @@ from typing import Final
 
 from marshmallow import fields, validate
 
-from service.settings import StateProtection
-
 from .schemas import (
-    DEAL_NUMBER_DOC,
-    DEAL_NUMBER_TEXT,
     MOVE_TEXT,
-    DealNumber,
     StateSchema,
     Strict,
     answered_deal_field,
     autoplay_field,
     autoplay_request_field,
     component,
+    deal_number_field,
     legal_moves_field,
     move_field,
     options_field,
+    state_protection_field,
     status_field,
 )
 
@@ -41,7 +38,7 @@ SHA256_HEX_PATTERN: Final = r"^[0-9a-f]{64}$"
 
 
 class ReplayRequestSchema(Strict):
-    deal = DealNumber(required=True, metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " The deal to replay from."})
+    deal = deal_number_field("The deal to replay from.", required=True)
     options = options_field()
     moves = fields.List(
         move_field(MOVE_TEXT),
@@ -80,9 +77,8 @@ class ReplayResultSchema(Strict):
     game = fields.String(required=True, metadata=component("GameId"))
     options = options_field(required=True)
     deal = answered_deal_field("The deal replayed, as a decimal string.")
-    state_protection = fields.String(
-        required=True, validate=validate.OneOf([p.value for p in StateProtection]),
-        metadata={"description": "The server's mode: in `sealed` mode the deal number names a keyed deal, in the others PySolFC's."},
+    state_protection = state_protection_field(
+        "The server's mode: in `sealed` mode the deal number names a keyed deal, in the others PySolFC's."
     )
     autoplay = autoplay_field("The request's `autoplay`.", required=True)
     moves = fields.Integer(required=True, metadata={"description": "Number of moves replayed."})

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, cast
 
 from marshmallow import EXCLUDE, ValidationError, fields, validate
 
@@ -55,11 +55,17 @@ MAX_COUNTERS = 8
 COMPONENT: Final = "component"  # field metadata key: the shared component a field is documented as
 
 
-def component(name: str | tuple[str, ...], **doc: Any) -> dict[str, Any]:
-    """Field metadata documenting the field as the shared schema component ``name``, or as
-    any of the components of a tuple of names (with ``doc``: a description or an example
-    of its own)."""
+def component(name: str, **doc: Any) -> dict[str, Any]:
+    """Field metadata documenting the field as the shared schema component ``name`` (with
+    ``doc``: a description or an example of its own)."""
     return {COMPONENT: name, **doc}
+
+
+# Components a field always names by a bare reference, its own description dropped: the
+# discriminated unions. A generator reads ``allOf: [$ref]`` beside a description as a
+# schema inheriting from the union (openapi-typescript made a move ``Omit<Move, "action">``,
+# which is ``{}``, so any value type-checked as a move); the union's own description says it.
+BARE_REFERENCES: Final = frozenset({"Move", "Event"})
 
 
 def component_ref(name: str) -> dict[str, str]:
@@ -86,14 +92,13 @@ def reference_component(self: Any, field: fields.Field, ret: dict[str, Any], **k
     if name is None:
         return {}
     kept: dict[str, Any] = {key: ret[key] for key in ("description", "example") if key in ret}
-    if isinstance(name, tuple):  # any of several components (a request's state)
-        ret.clear()
-        return {**kept, "anyOf": [component_ref(n) for n in name]}
     if field.allow_none:
         null_type = ret.get("type", "object")
         ret.clear()
         return {**kept, "oneOf": [component_ref(name), null_only(null_type)]}
     ret.clear()
+    if name in BARE_REFERENCES:
+        return component_ref(name)
     return {**kept, "allOf": [component_ref(name)]} if kept else component_ref(name)
 
 
@@ -187,14 +192,12 @@ DEAL_NUMBER_TEXT = (
     "write it), or a JSON integer up to 2^53-1 (9007199254740991); larger numbers only as "
     "strings, because they lose digits in JavaScript and other double-based JSON parsers."
 )
-DEAL_NUMBER_DOC: dict[str, Any] = {
-    "description": DEAL_NUMBER_TEXT,
-    "oneOf": [
-        {"type": "integer", "minimum": 0, "maximum": MAX_JSON_INTEGER},
-        {"type": "string", "pattern": DEAL_PATTERN},
-    ],
-    "example": "1",
-}
+
+
+def deal_number_field(description: str = "", **kwargs: Any) -> DealNumber:
+    """A deal number in a request: the shared ``DealNumber`` component, with what this
+    field adds to its description."""
+    return DealNumber(metadata=component("DealNumber", description=description) if description else component("DealNumber"), **kwargs)
 
 
 def answered_deal_field(description: str) -> fields.String:
@@ -249,25 +252,21 @@ _option_accepted: Final[Callable[[Any], bool]] = eval(  # the class's own consta
 )
 
 
-OPTION_VALUE_DOC = {
-    "oneOf": [
-        {"type": "string", "maxLength": MAX_OPTION_CHARS},
-        {"type": "integer", "minimum": -MAX_OPTION_INTEGER, "maximum": MAX_OPTION_INTEGER},
-    ]
-}
+OPTION_VALUE_TEXT: Final = f"An option value: a string of at most {MAX_OPTION_CHARS} characters or an integer from -{MAX_OPTION_INTEGER} to {MAX_OPTION_INTEGER} (the game's `options` say which)."
 
 
 OPTIONS_TEXT: Final = "Rule options by name; see the game's `options`. Missing ones take the game's defaults."
 
 
-def options_field(**kwargs: Any) -> fields.Dict:
+def options_field(description: str = "", **kwargs: Any) -> fields.Dict:
     """A game's options: the shared ``Options`` component, so that the options of a state
-    an answer carries are the type a deal or replay request takes."""
+    an answer carries are the type a deal or replay request takes (with what this field
+    adds to the component's description)."""
     return fields.Dict(
         keys=fields.String(),
         values=OptionValue(),
         validate=MaxEntries(MAX_OPTIONS),
-        metadata=component("Options"),
+        metadata=component("Options", description=f"{OPTIONS_TEXT} {description}") if description else component("Options"),
         **kwargs,
     )
 
@@ -453,7 +452,10 @@ def counters_field(**kwargs: Any) -> fields.Dict:
         values=fields.Integer(strict=True, validate=validate.Range(min=-1000, max=1000)),
         validate=MaxEntries(MAX_COUNTERS),
         metadata={
-            "description": "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's `counters`.",
+            "description": (
+                "Whatever the rules track beyond the piles (redeals used, idle passes...); see the game's "
+                "`counters`. Always in answers; a state a client writes may leave it out (none used)."
+            ),
             "maxProperties": MAX_COUNTERS,
             "example": {},
         },
@@ -461,9 +463,12 @@ def counters_field(**kwargs: Any) -> fields.Dict:
     )
 
 
-class StateInputSchema(Strict):
-    """A complete game position, as requests send it: a state an answer carried, sent back
-    exactly as received (``State`` is the same object with ``deal`` always a string)."""
+class StateSchema(Strict):
+    """A complete game position: the one ``State`` of requests and answers, so that an
+    answer's state is sent back exactly as received, with no conversion, in every
+    generated client. Answers always write ``deal`` as a decimal string and always carry
+    ``options`` and ``counters``; a state a client writes may give ``deal`` as a JSON
+    integer and leave those two out (the game's defaults, no counter used)."""
 
     format = fields.Integer(
         required=True, strict=True, validate=validate.OneOf([1]),
@@ -473,8 +478,8 @@ class StateInputSchema(Strict):
         required=True, validate=validate.OneOf(list(GAME_CLASSES)),
         metadata=component("GameId", description="The game the state is a position of."),
     )
-    options = options_field(load_default=dict)
-    deal: fields.Field = DealNumber(required=True, metadata=DEAL_NUMBER_DOC)
+    options = options_field("Always in answers.", load_default=dict)
+    deal = deal_number_field("Answers write it as a decimal string.", required=True)
     piles = fields.Nested(
         PilesSchema,
         required=True,
@@ -520,16 +525,6 @@ class StateInputSchema(Strict):
             ),
         },
     )
-
-
-class StateSchema(StateInputSchema):
-    """A complete game position, as answers carry it: every field of a request's state,
-    with ``deal`` always a decimal string, and ``options`` and ``counters`` always there.
-    Send it back exactly as received."""
-
-    options = options_field(required=True)
-    deal = answered_deal_field("The deal number, as a decimal string (exact in any JSON parser).")
-    counters = counters_field(required=True)
 
 
 # --- moves -----------------------------------------------------------------------------
@@ -643,21 +638,54 @@ def move_field(description: str = MOVE_TEXT, **kwargs: Any) -> MoveField:
     return MoveField(metadata=component("Move", description=description), **kwargs)
 
 
-EVENT_KIND_TEXT = (
-    "`move`: the move asked for; `auto`: a move the rules made by themselves (a refill); `autoplay`: a safe "
-    "foundation move made because `autoplay` was `safe`; `deal`, `redeal`."
+def pile_ref_field(description: str, example: str, **kwargs: Any) -> fields.String:
+    return fields.String(validate=validate.Regexp(PILE_REF_PATTERN), metadata={"description": description, "example": example}, **kwargs)
+
+
+# What an event may carry besides its `type`, each field made fresh for a branch (required or not).
+EVENT_FIELDS: Final[dict[str, Callable[[bool], fields.Field]]] = {
+    "from": lambda required: pile_ref_field("The pile the cards left, `<group>:<index>`.", "tableau:3", required=required),
+    "to": lambda required: pile_ref_field("The pile the cards went to, `<group>:<index>`.", "foundation:0", required=required),
+    "cards": lambda required: fields.List(card_field(), required=required, metadata={"description": "The cards that moved, bottom first."}),
+    "note": lambda required: fields.String(required=required, metadata={"description": "What happened, in words, where the cards alone do not say."}),
+}
+
+
+def event_branch(kind: EventKind, description: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> type[Strict]:
+    """The ``Event`` union's branch for ``kind``: its single `type`, what it always carries
+    (``required``) and what it may (``optional``)."""
+    declared: dict[str, fields.Field] = {
+        "type": fields.String(
+            required=True, validate=validate.OneOf([kind.value]), metadata={"description": description, "example": kind.value}
+        )
+    }
+    for name, make in EVENT_FIELDS.items():
+        if name in required or name in optional:
+            declared[name] = make(name in required)
+    return cast(type[Strict], Strict.from_dict(declared, name=f"{kind.value.capitalize()}EventSchema"))
+
+
+# The branches of the Event union, by kind: each a component of its own (``MoveEvent``...),
+# requiring what the engine always writes for that kind (service.engine.core.Event).
+EVENT_BRANCHES: Final[dict[str, type[Strict]]] = {
+    EventKind.MOVE.value: event_branch(EventKind.MOVE, "`move`: the move asked for.", ("from", "to", "cards")),
+    EventKind.AUTO.value: event_branch(
+        EventKind.AUTO, "`auto`: a move the rules made by themselves (a refill).", ("from", "to", "cards", "note")
+    ),
+    EventKind.AUTOPLAY.value: event_branch(
+        EventKind.AUTOPLAY, "`autoplay`: a safe foundation move made because `autoplay` was `safe`.", ("from", "to", "cards")
+    ),
+    EventKind.DEAL.value: event_branch(EventKind.DEAL, "`deal`: a card dealt from the stock.", ("from", "to", "cards")),
+    EventKind.REDEAL.value: event_branch(
+        EventKind.REDEAL, "`redeal`: cards gathered and dealt again (`to`: the pile they were gathered into, if one).",
+        ("cards", "note"), ("to",),
+    ),
+}
+assert set(EVENT_BRANCHES) == {k.value for k in EventKind}, "an event kind has no branch"
+
+EVENT_TEXT: Final = "Something that happened, told apart by `type`: " + " ".join(
+    f"`{kind}`" + ("," if i < len(EVENT_BRANCHES) - 1 else ".") for i, kind in enumerate(EVENT_BRANCHES)
 )
-
-
-class EventSchema(Strict):
-    type = fields.String(
-        required=True, validate=validate.OneOf([k.value for k in EventKind]),
-        metadata=component("EventKind", description=EVENT_KIND_TEXT),
-    )
-    from_ = fields.String(data_key="from", attribute="from", metadata={"example": "tableau:3"})
-    to = fields.String(metadata={"example": "foundation:0"})
-    cards = fields.List(card_field(), required=True, metadata={"description": "The cards that moved, bottom first."})
-    note = fields.String(metadata={"description": "What happened, in words, where the cards alone do not say."})
 
 
 STATUS_TEXT = (
@@ -681,9 +709,7 @@ def legal_moves_field() -> fields.List:
 
 
 class DealRequestSchema(Strict):
-    deal = DealNumber(
-        metadata={**DEAL_NUMBER_DOC, "description": DEAL_NUMBER_TEXT + " Omitted: the service picks one and says which."}
-    )
+    deal = deal_number_field("Omitted: the service picks one and says which.")
     options = options_field()
     winnable = StrictBoolean(
         load_default=server_default(False),
@@ -712,8 +738,16 @@ class Autoplay(StrEnum):
     SAFE = "safe"  # every foundation move that can never hurt (each game's ``autoplay_rule``)
 
 
+AUTOPLAY_TEXT: Final = (
+    "What is played after each move: `none`, nothing; `safe`, every foundation move that can never hurt "
+    "(each game's `autoplay` says which)."
+)
+
+
 def autoplay_field(description: str, **kwargs: Any) -> fields.String:
-    return fields.String(validate=validate.OneOf([a.value for a in Autoplay]), metadata={"description": description}, **kwargs)
+    return fields.String(
+        validate=validate.OneOf([a.value for a in Autoplay]), metadata=component("Autoplay", description=description), **kwargs
+    )
 
 
 def autoplay_request_field(description: str) -> fields.String:
@@ -721,13 +755,9 @@ def autoplay_request_field(description: str) -> fields.String:
 
 
 def request_state_field() -> fields.Nested:
-    """A request's state: documented as a ``State`` (as an answer gave it: send it back
-    with no conversion) or a ``StateInput`` (one a client wrote, its deal perhaps a JSON
-    integer)."""
-    return fields.Nested(
-        StateInputSchema, required=True,
-        metadata=component(("State", "StateInput"), description="The position, as an answer gave it."),
-    )
+    """A request's state: a bare reference to the one ``State`` (an answer's state is
+    sent back as it came)."""
+    return fields.Nested(StateSchema, required=True)
 
 
 class MoveRequestSchema(Strict):
@@ -742,7 +772,10 @@ class MoveResponseSchema(Strict):
     state = fields.Nested(StateSchema, required=True)
     legal_moves = legal_moves_field()
     status = status_field()
-    events = fields.List(fields.Nested(EventSchema), required=True, metadata={"description": "What happened, in order, automatic moves included."})
+    events = fields.List(
+        fields.Raw(metadata=component("Event")), required=True,
+        metadata={"description": "What happened, in order, automatic moves included."},
+    )
 
 
 class StateRequestSchema(Strict):
@@ -756,16 +789,16 @@ class LegalMovesResponseSchema(Strict):
 
 class ProblemDetailSchema(Strict):
     where = fields.String(required=True, metadata={"description": "JSON pointer into the request body.", "example": "/state/piles/tableau/2/0"})
-    message = fields.String(required=True)
+    message = fields.String(required=True, metadata={"description": "What is wrong there, in words."})
 
 
 class ValidateResponseSchema(Strict):
-    valid = fields.Boolean(required=True)
+    valid = fields.Boolean(required=True, metadata={"description": "Whether the state is one the rules can reach in shape."})
     problems = fields.List(fields.Nested(ProblemDetailSchema), required=True, metadata={"description": "Each problem found; empty when valid."})
 
 
 class PileGroupSchema(Strict):
-    name = fields.String(required=True, metadata={"example": "tableau"})
+    name = fields.String(required=True, validate=validate.OneOf([g.value for g in GroupName]), metadata={"description": "The group's name, as `piles` and pile references (`tableau:3`) write it.", "example": "tableau"})
     count = fields.Integer(required=True, metadata={"description": "Number of piles in the group."})
     row = fields.Integer(required=True, metadata={"description": "Grid row (in card slots) of the group's first pile."})
     column = fields.Integer(required=True, metadata={"description": "Grid column of the group's first pile."})
@@ -773,51 +806,53 @@ class PileGroupSchema(Strict):
     fan = fields.String(required=True, validate=validate.OneOf([f.value for f in Fan]), metadata={"description": "How a pile's cards spread: `none` (stacked, top card shows), `down` or `right`."})
     face_down = fields.Boolean(required=True, metadata={"description": "Cards lie face down (the stock)."})
     capacity = fields.Integer(required=True, allow_none=True, metadata={"description": "Most cards a pile holds, or null."})
-    description = fields.String(required=True)
+    description = fields.String(required=True, metadata={"description": "What the group is for, in words."})
 
 
 class CounterSpecSchema(Strict):
-    name = fields.String(required=True)
-    minimum = fields.Integer(required=True)
-    maximum = fields.Integer(required=True)
-    description = fields.String(required=True)
+    name = fields.String(required=True, metadata={"description": "The counter's key in a state's `counters`."})
+    minimum = fields.Integer(required=True, metadata={"description": "Its least value."})
+    maximum = fields.Integer(required=True, metadata={"description": "Its greatest value."})
+    description = fields.String(required=True, metadata={"description": "What it counts, in words."})
 
 
 class OptionSpecSchema(Strict):
-    name = fields.String(required=True)
-    description = fields.String(required=True)
-    default = OptionValue(required=True, metadata=OPTION_VALUE_DOC)
-    choices = fields.List(OptionValue(metadata=OPTION_VALUE_DOC), required=True, allow_none=True)
-    minimum = fields.Integer(required=True, allow_none=True)
-    maximum = fields.Integer(required=True, allow_none=True)
+    name = fields.String(required=True, metadata={"description": "The option's key in `options`."})
+    description = fields.String(required=True, metadata={"description": "What it changes, in words."})
+    default = OptionValue(required=True, metadata=component("OptionValue"))
+    choices = fields.List(OptionValue(metadata=component("OptionValue")), required=True, allow_none=True, metadata={"description": "The values it takes, or null for an integer between `minimum` and `maximum`."})
+    minimum = fields.Integer(required=True, allow_none=True, metadata={"description": "An integer option's least value, or null."})
+    maximum = fields.Integer(required=True, allow_none=True, metadata={"description": "An integer option's greatest value, or null."})
 
 
 class GameSchema(Strict):
     id = fields.String(required=True, metadata=component("GameId"))
-    name = fields.String(required=True)
-    decks = fields.Integer(required=True)
+    name = fields.String(required=True, metadata={"description": "The game's name, for people."})
+    decks = fields.Integer(required=True, metadata={"description": "Full 52-card decks in the game's deck."})
     cards = fields.Integer(required=True, metadata={"description": "Cards in the game's deck."})
-    description = fields.String(required=True)
-    pile_groups = fields.List(fields.Nested(PileGroupSchema), required=True)
-    counters = fields.List(fields.Nested(CounterSpecSchema), required=True)
-    options = fields.List(fields.Nested(OptionSpecSchema), required=True)
+    description = fields.String(required=True, metadata={"description": "The game in a sentence or two."})
+    pile_groups = fields.List(fields.Nested(PileGroupSchema), required=True, metadata={"description": "The game's pile groups, in the order `piles` lists them, with where each lies."})
+    counters = fields.List(fields.Nested(CounterSpecSchema), required=True, metadata={"description": "What a state's `counters` hold in this game."})
+    options = fields.List(fields.Nested(OptionSpecSchema), required=True, metadata={"description": "The rule options a deal may set."})
     actions = fields.List(
         fields.String(validate=validate.OneOf(list(ACTION_NAMES.values())), metadata=component("Action")),
         required=True, metadata={"description": "Actions the game has at all."},
     )
 
 
-def state_protection_field() -> fields.String:
+STATE_PROTECTION_TEXT: Final = (
+    "How this server protects the states clients hold (STATE_PROTECTION): `open`, states are trusted as sent; "
+    "`signed`, every answered state carries a `signature` and every state sent back must carry it unchanged "
+    "(403 otherwise); `sealed`, signed too, and the face-down cards and the deal's keyed seed travel only "
+    "encrypted, in the state's `sealed` (no answer names a hidden card), deal numbers name keyed deals, and "
+    "searches read only what the player sees."
+)
+
+
+def state_protection_field(description: str = "") -> fields.String:
     return fields.String(
         required=True, validate=validate.OneOf([p.value for p in StateProtection]),
-        metadata={
-            "description": (
-                "How this server protects the states clients hold (STATE_PROTECTION): `open`, states are trusted as "
-                "sent; `signed`, every answered state carries a `signature` and every state sent back must carry it "
-                "unchanged (403 otherwise)."
-            ),
-            "example": StateProtection.OPEN.value,
-        },
+        metadata=component("StateProtection", description=description) if description else component("StateProtection"),
     )
 
 
@@ -828,7 +863,7 @@ class GameDetailSchema(GameSchema):
 
 
 class GameListSchema(Strict):
-    games = fields.List(fields.Nested(GameSchema), required=True)
+    games = fields.List(fields.Nested(GameSchema), required=True, metadata={"description": "Every game, in a fixed order."})
     state_protection = state_protection_field()
 
 
@@ -838,13 +873,37 @@ SCHEMA_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
     "GameId": enum_component(GAME_CLASSES, "A game id, as `GET /v1/games` lists the games."),
     "Options": {
         "type": "object",
-        "additionalProperties": OPTION_VALUE_DOC,
+        "additionalProperties": component_ref("OptionValue"),
         "maxProperties": MAX_OPTIONS,
         "description": OPTIONS_TEXT,
     },
     "Status": enum_component([s.value for s in Status], STATUS_TEXT),
     "Action": enum_component(ACTION_NAMES.values(), ACTION_TEXT),
-    "EventKind": enum_component([k.value for k in EventKind], EVENT_KIND_TEXT),
+    "DealNumber": {
+        "description": DEAL_NUMBER_TEXT,
+        "oneOf": [
+            {"type": "integer", "minimum": 0, "maximum": MAX_JSON_INTEGER},
+            {"type": "string", "pattern": DEAL_PATTERN},
+        ],
+        "example": "1",
+    },
+    "OptionValue": {
+        "description": OPTION_VALUE_TEXT,
+        "oneOf": [
+            {"type": "string", "maxLength": MAX_OPTION_CHARS},
+            {"type": "integer", "minimum": -MAX_OPTION_INTEGER, "maximum": MAX_OPTION_INTEGER},
+        ],
+    },
+    "Autoplay": enum_component([a.value for a in Autoplay], AUTOPLAY_TEXT),
+    "StateProtection": enum_component([p.value for p in StateProtection], STATE_PROTECTION_TEXT),
+    "Event": {
+        "description": EVENT_TEXT,
+        "oneOf": [component_ref(branch_name(schema)) for schema in EVENT_BRANCHES.values()],
+        "discriminator": {
+            "propertyName": "type",
+            "mapping": {kind: component_ref(branch_name(schema))["$ref"] for kind, schema in EVENT_BRANCHES.items()},
+        },
+    },
     "Move": {
         "description": MOVE_TEXT,
         "oneOf": [component_ref(branch_name(schema)) for schema in MOVE_BRANCHES.values()],

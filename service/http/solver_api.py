@@ -115,9 +115,11 @@ def search_answer(
 
 SOLVE_EXAMPLE = examples.solve_example(stats)
 SOLVE_LINKS = {
-    "ReplaySolution": link(
-        "replay_moves", "Replay the answered moves from the deal (a solution of a deal as dealt replays to `won`).",
-        {"deal": "$request.body#/state/deal", "options": "$request.body#/state/options", "moves": "$response.body#/moves"},
+    "PlayFirstSolutionMove": link(
+        "play_move",
+        "Play the first of the answered moves (a client that asked with `\"autoplay\": \"safe\"` plays the line "
+        "with it too). Applies only while `moves` is not empty (`solved`, or a sampled answer with a safe start).",
+        {"state": "$request.body#/state", "move": "$response.body#/moves/0"},
     ),
 }
 
@@ -163,7 +165,8 @@ HINT_EXAMPLE = examples.hint_example(stats)
 @blp.route("/<game:game_id>/hint", methods=["POST"])
 @blp.doc(operationId="hint", responses={200: {"links": {
     "PlayHintedMove": link(
-        "play_move", "Play the hinted move (there is none when the game is over).",
+        "play_move", "Play the hinted move. Applies only while `move` is not null (there is none when the game is "
+        "over).",
         {"state": "$request.body#/state", "move": "$response.body#/move"},
     ),
 }}})

@@ -68,13 +68,16 @@ KNOWLEDGE_DOC = (
 
 
 def knowledge_request_field() -> fields.String:
-    return fields.String(validate=validate.OneOf(KNOWLEDGE_VALUES), metadata={"description": KNOWLEDGE_DOC, "example": "player"})
+    return fields.String(
+        validate=validate.OneOf(KNOWLEDGE_VALUES),
+        metadata=component("Knowledge", description="What the search may read. Default: `player` in sealed mode, `full` otherwise."),
+    )
 
 
 def knowledge_answer_field() -> fields.String:
     return fields.String(
         required=True, validate=validate.OneOf(KNOWLEDGE_VALUES),
-        metadata={"description": "The knowledge the search used: the request's `knowledge`, or the server's default for it."},
+        metadata=component("Knowledge", description="The knowledge the search used: the request's `knowledge`, or the server's default for it."),
     )
 
 
@@ -103,7 +106,7 @@ class SolveRequestSchema(Strict):
 class SolveStatsSchema(Strict):
     states = fields.Integer(required=True, metadata={"description": "Distinct positions visited."})
     seconds = fields.Float(required=True, metadata={"description": "Time spent searching."})
-    states_per_second = fields.Float(required=True)
+    states_per_second = fields.Float(required=True, metadata={"description": "`states` over `seconds`."})
     stopped_by = fields.String(
         required=True, allow_none=True,
         metadata=component("StoppedBy", description="For `unknown`: what stopped the search (for a sampled search, the first sample left undecided): `time`, `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise, and for a sampled search whose every sample was decided (it is `unknown` because the hidden cards are)."),
@@ -122,7 +125,7 @@ RESULT_DOC = (
 
 
 class SolveResponseSchema(Strict):
-    result = fields.String(required=True, validate=validate.OneOf([o.value for o in Outcome]), metadata={"description": RESULT_DOC})
+    result = fields.String(required=True, validate=validate.OneOf([o.value for o in Outcome]), metadata=component("SolveResult"))
     moves = fields.List(
         MoveField(metadata=component("Move")), required=True,
         metadata={"description": (
@@ -173,6 +176,8 @@ class HintResponseSchema(Strict):
 
 # The solver's shared components (see service/http/schemas.py's SCHEMA_COMPONENTS).
 SOLVER_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
+    "Knowledge": enum_component(KNOWLEDGE_VALUES, KNOWLEDGE_DOC),
+    "SolveResult": enum_component([o.value for o in Outcome], RESULT_DOC),
     "StoppedBy": enum_component(
         ANSWERED_STOP_REASONS,
         "What stopped a search that answered `unknown`: `time`, `states` (the position limit), `memory` (open "

@@ -16,7 +16,7 @@ import pytest
 from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from service.http.fast_load import FastLoadSchema, compile_reader
-from service.http.schemas import MoveRequestSchema, OptionValue, StateInputSchema
+from service.http.schemas import MoveRequestSchema, OptionValue, StateSchema
 from tests.contract.test_fast_load import ODD_VALUES, broken, marshmallow_only, outcome
 
 
@@ -73,7 +73,7 @@ def loads(schema: Schema, body: Any, **kwargs: Any) -> tuple[str, Any]:
 
 
 def test_every_shape_has_a_compiled_reader() -> None:
-    for schema in (Leaf(), LooseLeaf(), OpenLeaf(), Tree(), Flat(), MoveRequestSchema(), StateInputSchema()):
+    for schema in (Leaf(), LooseLeaf(), OpenLeaf(), Tree(), Flat(), MoveRequestSchema(), StateSchema()):
         assert compile_reader(schema) is not None, type(schema).__name__
 
 

@@ -33,7 +33,7 @@ from service.http.schemas import (
     MOVE_LOADERS,
     MOVE_READERS,
     OptionValue,
-    StateInputSchema,
+    StateSchema,
     _option_accepted,
 )
 from service.http.wire import (
@@ -158,7 +158,7 @@ def test_a_broken_card_is_judged_the_same_by_the_shape_check(card: Any) -> None:
 
 def loaded_piles(game: Game, state: State) -> dict[str, Any]:
     """A state's piles as the request schema loads them (each group a ReadPileGroup)."""
-    loaded: dict[str, Any] = StateInputSchema().load(state_to_json(game, state))["piles"]
+    loaded: dict[str, Any] = StateSchema().load(state_to_json(game, state))["piles"]
     return loaded
 
 
@@ -218,7 +218,7 @@ def test_groups_join_as_the_reference() -> None:
 
 def test_read_body_reads_the_same_state_with_and_without_the_join(monkeypatch: pytest.MonkeyPatch) -> None:
     for game, state in sampled(3):
-        data = StateInputSchema().load(state_to_json(game, state))
+        data = StateSchema().load(state_to_json(game, state))
         joined = read_body(game, data)
         monkeypatch.setattr(wire, "join_groups", lambda piles, layout: None)
         assert read_body(game, data) == joined == state

@@ -20,9 +20,11 @@ from service.engine.core import Action, EventKind, Status
 from service.engine.registry import GAME_CLASSES
 from service.http import create_app
 from service.http.problems import ProblemCode
+from service.http.schemas import Autoplay
 from service.http.solver_schemas import ANSWERED_STOP_REASONS
 from service.http.wire import ACTION_NAMES
-from service.solver import StopReason
+from service.settings import StateProtection
+from service.solver import Knowledge, Outcome, StopReason
 
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = ("get", "post")
@@ -98,7 +100,11 @@ def test_shared_enums_are_built_from_the_enumerations_that_declare_them() -> Non
     assert components["GameId"]["enum"] == list(GAME_CLASSES)
     assert components["Status"]["enum"] == [s.value for s in Status]
     assert components["Action"]["enum"] == [ACTION_NAMES[a] for a in Action]
-    assert components["EventKind"]["enum"] == [k.value for k in EventKind]
+    assert [components[f"{k.value.capitalize()}Event"]["properties"]["type"]["enum"] for k in EventKind] == [[k.value] for k in EventKind]
+    assert components["Knowledge"]["enum"] == [k.value for k in Knowledge]
+    assert components["Autoplay"]["enum"] == [a.value for a in Autoplay]
+    assert components["StateProtection"]["enum"] == [p.value for p in StateProtection]
+    assert components["SolveResult"]["enum"] == [o.value for o in Outcome]
     assert components["ProblemCode"]["enum"] == [c.value for c in ProblemCode]
     assert set(components["StoppedBy"]["enum"]) == set(ANSWERED_STOP_REASONS) == set(StopReason) - {StopReason.DEPTH}
 
@@ -108,8 +114,7 @@ def test_a_game_id_is_one_type_wherever_it_appears() -> None:
     ref = {"$ref": "#/components/schemas/GameId"}
     assert components["Game"]["properties"]["id"] == ref
     assert components["ReplayResult"]["properties"]["game"] == ref
-    for state in ("State", "StateInput"):
-        assert components[state]["properties"]["game"]["allOf"] == [ref]
+    assert components["State"]["properties"]["game"]["allOf"] == [ref]
     assert spec()["components"]["parameters"]["GameId"]["schema"] == ref
     for path, item in spec()["paths"].items():
         if "{game_id}" in path:
@@ -137,21 +142,94 @@ def test_a_move_is_a_union_discriminated_by_its_action() -> None:
     assert stopped_by["oneOf"] == [{"$ref": "#/components/schemas/StoppedBy"}, {"type": "string", "nullable": True, "enum": [None]}]
 
 
-def test_answers_and_requests_have_their_own_state() -> None:
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def test_requests_and_answers_share_one_state() -> None:
+    """One `State` both ways, so that every generated client sends an answer's state back
+    as the same type, unconverted: its deal the shared `DealNumber` (answers write the
+    string form), `options` and `counters` optional (answers always carry them)."""
     components = schemas()
-    answered, sent = components["State"], components["StateInput"]
-    assert answered["properties"]["deal"]["type"] == "string"
-    assert [b["type"] for b in sent["properties"]["deal"]["oneOf"]] == ["integer", "string"]
-    assert sent["properties"]["deal"]["oneOf"][0]["maximum"] == 2**53 - 1
-    assert set(answered["properties"]) == set(sent["properties"])
-    assert {"format", "game", "options", "deal", "piles", "counters"} <= set(answered["required"])
-    # A request takes an answer's State as it came (generators that make one class per
-    # schema type it State | StateInput), or a StateInput a client wrote.
+    assert "StateInput" not in components
+    state = components["State"]
+    assert state["properties"]["deal"]["allOf"] == [ref("DealNumber")]
+    assert [b["type"] for b in components["DealNumber"]["oneOf"]] == ["integer", "string"]
+    assert components["DealNumber"]["oneOf"][0]["maximum"] == 2**53 - 1
+    assert set(state["required"]) == {"format", "game", "deal", "piles"}
     for request in ("MoveRequest", "StateRequest", "SolveRequest", "HintRequest"):
-        assert components[request]["properties"]["state"]["anyOf"] == [
-            {"$ref": "#/components/schemas/State"}, {"$ref": "#/components/schemas/StateInput"},
-        ]
-    assert answered["properties"]["options"] == sent["properties"]["options"] == {"$ref": "#/components/schemas/Options"}
+        assert components[request]["properties"]["state"] == ref("State"), request
+    for answer in ("DealResponse", "MoveResponse"):
+        assert components[answer]["properties"]["state"] == ref("State"), answer
+    assert components["ReplayResponse"]["properties"]["state"]["allOf"] == [ref("State")]
+    for request in ("DealRequest", "ReplayRequest"):
+        assert components[request]["properties"]["deal"]["allOf"] == [ref("DealNumber")], request
+
+
+def test_requests_name_moves_and_states_by_bare_references() -> None:
+    """A move or a state in a request is a bare `$ref`: a generator reads `allOf: [$ref]`
+    beside a description as a type inheriting from a union, which openapi-typescript made
+    `Omit<Move, "action">`, that is `{}` (any value type-checked as a move)."""
+    components = schemas()
+    assert components["MoveRequest"]["properties"]["move"] == ref("Move")
+    assert components["ReplayRequest"]["properties"]["moves"]["items"] == ref("Move")
+
+    def allof_unions(node: Any, where: str) -> Iterator[str]:
+        if isinstance(node, dict):
+            if node.get("allOf") in ([ref("Move")], [ref("Event")]):
+                yield where
+            for key, value in node.items():
+                yield from allof_unions(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from allof_unions(value, f"{where}/{i}")
+
+    assert list(allof_unions(spec(), "")) == []
+
+
+def test_an_event_is_a_union_discriminated_by_its_type() -> None:
+    components = schemas()
+    event = components["Event"]
+    names = {k.value: f"{k.value.capitalize()}Event" for k in EventKind}
+    assert event["discriminator"] == {"propertyName": "type", "mapping": {k: f"#/components/schemas/{n}" for k, n in names.items()}}
+    assert event["oneOf"] == [ref(n) for n in names.values()]
+    required = {name: set(components[name]["required"]) for name in names.values()}
+    assert required == {
+        "MoveEvent": {"type", "from", "to", "cards"},
+        "AutoEvent": {"type", "from", "to", "cards", "note"},
+        "AutoplayEvent": {"type", "from", "to", "cards"},
+        "DealEvent": {"type", "from", "to", "cards"},
+        "RedealEvent": {"type", "cards", "note"},
+    }
+    assert all(components[n]["additionalProperties"] is False for n in names.values())
+    assert components["MoveResponse"]["properties"]["events"]["items"] == ref("Event")
+
+
+def test_each_enumeration_and_union_is_written_once() -> None:
+    """An enum of several values, or a `oneOf`, written out in two places is one shape
+    that generators would make two types of: each is a component, named where it is used.
+    A nullable reference (`oneOf` a component and null) is that component or nothing, a
+    type no generator names."""
+    seen: dict[str, list[str]] = {}
+
+    def nullable_reference(node: dict[str, Any]) -> bool:
+        branches = node.get("oneOf", [])
+        return len(branches) == 2 and "$ref" in branches[0] and branches[1].get("enum") == [None]
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            for key in ("enum", "oneOf"):
+                if key in node and not (key == "enum" and len(node[key]) < 2) and not nullable_reference(node):
+                    seen.setdefault(yaml.safe_dump({key: node[key]}), []).append(where)
+            for key, value in node.items():
+                if key not in ("example", "examples", "discriminator"):
+                    walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{where}/{i}")
+
+    walk(spec(), "")
+    assert {shape: places for shape, places in seen.items() if len(places) > 1} == {}
 
 
 def test_no_default_keyword_and_no_string_bounds_on_objects() -> None:
@@ -246,5 +324,22 @@ def test_search_examples_are_what_the_solver_answers(client: FlaskClient, operat
 def test_an_answers_state_is_a_requests_state() -> None:
     """The deal example's answered state validates as a request's state, unconverted."""
     _, _, answer = example_of("deal_game")
-    root = {"$ref": "#/components/schemas/StateInput", "components": as_json_schema(spec()["components"])}
+    root = {"$ref": "#/components/schemas/State", "components": as_json_schema(spec()["components"])}
     assert list(Draft202012Validator(root).iter_errors(answer["state"])) == []
+
+
+def test_every_field_and_component_says_what_it_is() -> None:
+    """Every property carries a description, or is a bare reference to a component that
+    does; every enumeration's description names each of its values (but the game ids,
+    which `GET /v1/games` describes)."""
+    components = schemas()
+    missing = []
+    for name, schema in components.items():
+        for field, prop in schema.get("properties", {}).items():
+            target = components.get(prop.get("$ref", "").rsplit("/", 1)[-1], {})
+            if not (prop.get("description") or target.get("description") or target.get("properties")):
+                missing.append(f"{name}.{field}")
+        if "enum" in schema and len(schema["enum"]) > 1 and name != "GameId":
+            unnamed = [v for v in schema["enum"] if f"`{v}`" not in schema.get("description", "")]
+            assert unnamed == [], f"{name}'s description leaves out {unnamed}"
+    assert missing == []

@@ -27,7 +27,7 @@ from service.http.schemas import (
     MAX_PILES_PER_GROUP,
     CardMoveSchema,
     PileGroupField,
-    StateInputSchema,
+    StateSchema,
     all_card_spellings,
 )
 from service.http.wire import (
@@ -142,7 +142,7 @@ def respelled(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 def test_a_state_loaded_by_the_schema_reads_as_the_plain_state() -> None:
     rng = random.Random(5)
-    schema = StateInputSchema()
+    schema = StateSchema()
     for game, state in STATES:
         for data in (state_to_json(game, state), respelled(state_to_json(game, state), rng)):
             loaded = schema.load(data)
