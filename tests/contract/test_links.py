@@ -110,7 +110,7 @@ def documented() -> Iterator[tuple[str, str]]:
 
 @pytest.mark.parametrize("operation_id,name", list(documented()))
 def test_every_link_resolves_from_its_own_example(client: FlaskClient, operation_id: str, name: str) -> None:
-    path, request, answer = example_of(operation_id)
+    _, request, answer = example_of(operation_id)
     link = links_of(operation_id)[name]
     if name in CONDITIONS:
         assert CONDITIONS[name][1](answer), f"{operation_id}'s example does not meet {name}'s condition"
@@ -173,7 +173,7 @@ def test_every_link_resolves_mid_game(client: FlaskClient, moves: int) -> None:
 def test_links_after_a_win_are_only_the_ones_that_apply(client: FlaskClient) -> None:
     """A won game: every link that applies answers 200; the conditional ones do not apply
     (their expressions point at nothing, or at null)."""
-    position, played = play(client, 0)
+    position, _ = play(client, 0)
     solution = client.post(f"/v1/games/{GAME}/solve", json={"state": position["state"], "autoplay": "safe"}).json
     assert solution["result"] == "solved"
     won = client.post(f"/v1/games/{GAME}/replays", json={"deal": DEAL, "moves": solution["moves"], "autoplay": "safe"}).json

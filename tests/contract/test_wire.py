@@ -10,7 +10,15 @@ import pytest
 from service.engine.core import Action, EventKind, Fan, GroupName, Move, PileGroup, Status
 from service.engine.registry import GAMES, get_game
 from service.http.problems import ApiError, ProblemCode
-from service.http.schemas import EVENT_BRANCHES, EVENT_TEXT, GameSchema, MoveSchema, PileGroupSchema, PilesSchema, status_field
+from service.http.schemas import (
+    EVENT_BRANCHES,
+    EVENT_TEXT,
+    GameSchema,
+    MoveSchema,
+    PileGroupSchema,
+    PilesSchema,
+    status_field,
+)
 from service.http.wire import (
     ACTION_NAMES,
     FORMAT_VERSION,
