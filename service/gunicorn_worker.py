@@ -17,7 +17,10 @@ through an unreader that never touches the socket, so a thread never waits for a
   Content-Length that is not a number are refused with 400 as soon as they are seen.
 - The worker's own answers are problem+json with a ``ProblemCode`` and close the
   connection; the close lingers on the poller (the unread rest of the request is read and
-  dropped, never the main loop blocked) so that the answer is not lost to a reset.
+  dropped, never the main loop blocked) so that the answer is not lost to a reset. Each
+  carries an ``X-Request-ID`` (and the body a ``request_id``), made as the app makes one
+  (service/http/observability.py): the client's, once the worker has read the headers and
+  the id is usable, else a new one; the log line of the refusal carries it too.
 - A waiting connection costs its socket and its buffer, bounded by :data:`MAX_HEAD_BYTES`
   + ``MAX_BODY_BYTES`` + :data:`CHUNK_FRAMING_BYTES`. gunicorn's ``worker_connections``
   bounds the connections of a worker: at the bound the worker first closes its oldest idle
@@ -69,6 +72,7 @@ import resource
 import selectors
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
@@ -213,6 +217,21 @@ class RequestFramer:
             raise Rejection(400, "a line of the request ends in a bare LF (lines end in CRLF)")
         self.scan = stop
         return -1 if end < 0 else end + 4
+
+    def client_request_id(self) -> str | None:
+        """The request's ``X-Request-ID`` as the app would see it (repeats joined with ``,``,
+        as gunicorn joins them), or None while the head is not read or could not be.
+
+        Read again from the buffer only for a refused request, so a request that is passed
+        on pays nothing for it."""
+        if not self.head_end:
+            return None
+        try:
+            fields = self._header_fields(bytes(self.buf[:self.head_end - 4]).split(b"\r\n")[1:])
+        except Rejection:
+            return None  # refused for its header fields: none of them is to be trusted
+        values = [value for name, value in fields if name == b"x-request-id"]
+        return b",".join(values).decode("latin-1") if values else None
 
     def _header_fields(self, lines: list[bytes]) -> list[tuple[bytes, bytes]]:
         if len(lines) > self.limits.max_fields:
@@ -526,14 +545,17 @@ class WholeRequestWorker(ThreadWorker):
         """Answer a refused request with problem+json, then close (lingering)."""
         code = self.codes[rejection.status]
         phrase = http.HTTPStatus(rejection.status).phrase
+        rid = self.request_id(waiting.framer.client_request_id())
         body = json.dumps({
             "type": "about:blank", "title": code.title_for(rejection.status), "status": rejection.status,
-            "detail": rejection.detail, "code": code.value,
+            "detail": rejection.detail, "code": code.value, "request_id": rid,
         }).encode()
         head = (f"HTTP/1.1 {rejection.status} {phrase}\r\nContent-Type: application/problem+json\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+                f"Content-Length: {len(body)}\r\n{self.request_id_header}: {rid}\r\nConnection: close\r\n\r\n"
+                ).encode()
         log = self.log.debug if rejection.status == 408 else self.log.info
-        log("answered %d %s to %s: %s", rejection.status, code.value, waiting.conn.client, rejection.detail)
+        log("answered %d %s to %s (request %s): %s", rejection.status, code.value, waiting.conn.client, rid,
+            rejection.detail, extra={"request_id": rid})
         self.send_now(waiting.conn.sock, head + body)
         self.linger(waiting)
 
@@ -572,6 +594,7 @@ class WholeRequestWorker(ThreadWorker):
 
     def init_process(self) -> None:
         # The app's modules load in the worker, never in gunicorn's master.
+        from service.http.observability import REQUEST_ID_HEADER, incoming_request_id
         from service.http.problems import ProblemCode
 
         # Connections never run the worker out of file descriptors (EMFILE).
@@ -583,6 +606,9 @@ class WholeRequestWorker(ThreadWorker):
         worker_codes = (ProblemCode.MALFORMED_REQUEST, ProblemCode.REQUEST_TIMEOUT, ProblemCode.BODY_TOO_LARGE,
                         ProblemCode.REQUEST_LINE_TOO_LONG, ProblemCode.HEADERS_TOO_LARGE)
         self.codes = {code.status: code for code in worker_codes}
+        # The id of a refused request, made as the app makes one (one place for its format).
+        self.request_id: Callable[[str | None], str] = incoming_request_id
+        self.request_id_header = REQUEST_ID_HEADER
         if not self.configured:
             raise RuntimeError(f"{type(self).__name__} was not configured: name it in deploy/gunicorn.conf.py, "
                                "whose post_fork hook gives it MAX_BODY_BYTES and REQUEST_READ_SECONDS")
