@@ -13,10 +13,11 @@ from typing import Any, Final
 from flask import Response
 from werkzeug.routing import BaseConverter
 
-from service.engine.core import Event, EventKind, Game, Move, RulesError, State
+from service.engine.core import Game, Move, RulesError
 from service.engine.registry import GAME_CLASSES, get_game
 from service.settings import StateProtectionSettings
 from service.solver import first_winnable_deal
+from service.solver.autoplay import run_autoplay
 from service.solver.pool import Search
 
 from . import contract_examples as examples
@@ -273,19 +274,8 @@ def play_move(body: dict[str, Any], game_id: str) -> Response:
         raise ApiError(ProblemCode.ILLEGAL_MOVE, rejection.detail, rule=rejection.rule)
     state, events = game.play(state, move)
     if body.get("autoplay") == SAFE_AUTOPLAY:
-        state = autoplay(game, state, events)
+        state, _ = run_autoplay(game, state, events)
     return json_answer(move_answer(protection, Position(game, state, deal), events))
-
-
-def autoplay(game: Game, state: State, events: list[Event]) -> State:
-    """Make safe foundation moves until none is left (at most one per card)."""
-    for _ in range(len(game.deck())):
-        move = game.autoplay_move(state)
-        if move is None:
-            break
-        state, more = game.play(state, move)
-        events.extend(e._replace(kind=EventKind.AUTOPLAY) if e.kind == EventKind.MOVE else e for e in more)
-    return state
 
 
 LEGAL_MOVES_EXAMPLE = examples.legal_moves_example()

@@ -58,11 +58,12 @@ from flask import Response
 
 from service.engine.core import Game, Move
 from service.settings import StateProtectionSettings
+from service.solver.autoplay import run_autoplay
 
 from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
-from .games_api import ANSWER_HEADERS, POSITION_LINKS, autoplay, game_or_404, json_answer, read_move
+from .games_api import ANSWER_HEADERS, POSITION_LINKS, game_or_404, json_answer, read_move
 from .problems import ApiError, ProblemCode
 from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
 from .schemas import Autoplay
@@ -99,7 +100,7 @@ def replay(start: Position, moves: list[Mapping[str, Any]], safe_autoplay: bool)
             )
         state, events = game.play(state, move)
         if safe_autoplay:
-            state = autoplay(game, state, events)
+            state, _ = run_autoplay(game, state, events)
         played.append(move)
     return Position(game, state, deal), played
 

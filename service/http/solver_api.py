@@ -10,6 +10,9 @@ Knowledge (:func:`knowledge_of`): a request may ask for ``"knowledge": "player"`
 the player sees: :mod:`service.solver.sampling`) or ``"full"`` (the state as sent); the
 default is ``player`` in sealed mode, ``full`` otherwise, and sealed mode refuses ``full``
 (403 ``full-knowledge-refused``): it would read the face-down cards the mode hides.
+
+Autoplay: a request with ``"autoplay": "safe"`` gets the line to play with safe autoplay
+(:mod:`service.solver.autoplay`); the default ``none``, the line to play without.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .body import Blueprint
 from .games_api import ANSWER_HEADERS, link, read_state
 from .observability import record_solver_run
 from .problems import ApiError, ProblemCode
+from .schemas import Autoplay
 from .searches import run_search
 from .solver_schemas import HintRequestSchema, HintResponseSchema, SolveRequestSchema, SolveResponseSchema
 from .state_protection import is_sealed
@@ -83,6 +87,11 @@ def knowledge_of(body: dict[str, Any]) -> Knowledge:
             "(\"knowledge\": \"player\")",
         )
     return Knowledge(asked)
+
+
+def is_safe_autoplay(body: dict[str, Any]) -> bool:
+    """Whether a search request asks for the line to play with safe autoplay."""
+    return bool(body["autoplay"] == Autoplay.SAFE)
 
 
 def stats(result: SolveResult, limits: Limits) -> dict[str, Any]:
@@ -138,7 +147,8 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     """Solve a position: a winning sequence of moves, a proof that none exists, or `unknown`
     when a limit stopped the search. With `player` knowledge, while hidden information can
     still change the game: `unknown`, with the moves that are safe to play now (see
-    `moves`) and how many samples of the hidden cards were won (`samples`).
+    `moves`) and how many samples of the hidden cards were won (`samples`). With
+    `"autoplay": "safe"`, the moves are the line to play with safe autoplay.
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
@@ -146,10 +156,11 @@ def solve(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     game, state, _ = read_state(game_id, body["state"])
     limits = capped_limits(body.get("limits") or {})
     samples = current_settings().solver.samples
+    autoplay = is_safe_autoplay(body)
     solved = (
-        PlayerSolve(run_search(Search(solve_position, game, (state, limits), limits.max_seconds)), None)
+        PlayerSolve(run_search(Search(solve_position, game, (state, limits, autoplay), limits.max_seconds)), None)
         if knowledge is Knowledge.FULL
-        else run_search(Search(player_solve, game, (state, limits, samples), limits.max_seconds))
+        else run_search(Search(player_solve, game, (state, limits, samples, autoplay), limits.max_seconds))
     )
     result = solved.search
     return {
@@ -183,7 +194,8 @@ def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     move when the solver finds one within the hint budget (HINT_SECONDS), else the
     heuristic's choice. With `player` knowledge, while hidden information can still change
     the game: the move that starts the most won samples' solutions, `winnable` `"unknown"`,
-    and how many samples were won (`samples`).
+    and how many samples were won (`samples`). With `"autoplay": "safe"`, the first move
+    of the line to play with safe autoplay (the same move).
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
@@ -191,10 +203,11 @@ def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     game, state, _ = read_state(game_id, body["state"])
     solver = current_settings().solver
     limits = capped_limits({}, solver.hint_seconds)
+    autoplay = is_safe_autoplay(body)
     given: Hint = (
-        run_search(Search(hint, game, (state, limits), limits.max_seconds))
+        run_search(Search(hint, game, (state, limits, autoplay), limits.max_seconds))
         if knowledge is Knowledge.FULL
-        else run_search(Search(player_hint, game, (state, limits, solver.samples), limits.max_seconds))
+        else run_search(Search(player_hint, game, (state, limits, solver.samples, autoplay), limits.max_seconds))
     )
     return {
         "move": None if given.move is None else move_to_json(game, given.move),

@@ -19,6 +19,7 @@ from .schemas import (
     MoveField,
     Strict,
     StrictNumber,
+    autoplay_request_field,
     component,
     enum_component,
     move_field,
@@ -97,10 +98,19 @@ def samples_field() -> fields.Nested:
     )
 
 
+SOLVE_AUTOPLAY_DOC = (
+    "How the client plays the answered moves: `safe` if it sends each to the moves endpoint with `\"autoplay\": "
+    "\"safe\"`, and the line answered is then the one to play so (without the moves autoplay makes, on the piles as "
+    "autoplay leaves them). The position is taken as sent: autoplay runs after each move, never before the first, so "
+    "where a safe move is still to make, the line may start with it."
+)
+
+
 class SolveRequestSchema(Strict):
     state = request_state_field()
     limits = fields.Nested(LimitsSchema, load_default=dict)
     knowledge = knowledge_request_field()
+    autoplay = autoplay_request_field(SOLVE_AUTOPLAY_DOC)
 
 
 class SolveStatsSchema(Strict):
@@ -129,12 +139,15 @@ class SolveResponseSchema(Strict):
     moves = fields.List(
         MoveField(metadata=component("Move")), required=True,
         metadata={"description": (
-            "For `solved`: the winning moves, each a v1 move to send to the moves endpoint in turn "
-            "(without autoplay). For a sampled (`player`) search: the start of the winning line of "
-            "the first won sample that begins with the hint's move, cut before its first move whose "
+            "For `solved`: the winning moves, each a v1 move to send to the moves endpoint in turn, "
+            "with the request's `autoplay` (without autoplay for `none`, the default; with "
+            "`\"autoplay\": \"safe\"` for `safe`: the moves autoplay makes are left out). For a sampled "
+            "(`player`) search: the start of the winning line (played with the request's `autoplay`) "
+            "of the first won sample that begins with the hint's move, cut before its first move whose "
             "outcome depends on hidden information (a deal from a face-down pile, a refill from the "
-            "stock, a redeal that reshuffles): every move listed is legal in turn in the real game and "
-            "plays the same whatever the hidden cards are; empty when no sample was won. Empty otherwise."
+            "stock, a redeal that reshuffles; with `safe`, also a move whose autoplay makes such a "
+            "refill): every move listed is legal in turn in the real game and plays the same whatever "
+            "the hidden cards are; empty when no sample was won. Empty otherwise."
         )},
     )
     stats = fields.Nested(SolveStatsSchema, required=True)
@@ -159,6 +172,12 @@ class Winnable(fields.Field):
 class HintRequestSchema(Strict):
     state = request_state_field()
     knowledge = knowledge_request_field()
+    autoplay = autoplay_request_field(
+        "How the client plays: `safe` if it sends its moves with `\"autoplay\": \"safe\"`; the hint is then the "
+        "first move of a line to play so, which is the move it is without autoplay (autoplay runs only after a move); "
+        "the `reason` of a solution's first move counts that line's moves. The position is taken as sent: where a safe move is still to make, it may "
+        "be the hint."
+    )
 
 
 class HintResponseSchema(Strict):

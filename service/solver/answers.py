@@ -14,20 +14,44 @@ from dataclasses import dataclass
 
 from service.engine.core import MAX_DEAL, Game, Move, State
 
+from .autoplay import autoplay_line
 from .plugins import strategy_for
 from .search import Limits, Outcome, SolveResult, StopReason, solve, verify
 
 log = logging.getLogger("service.solver")
 
 
-def solve_position(game: Game, state: State, limits: Limits) -> SolveResult:
-    """Solve ``state`` within ``limits``; a solution is always a verified one."""
+def solve_position(game: Game, state: State, limits: Limits, autoplay: bool = False) -> SolveResult:
+    """Solve ``state`` within ``limits``; a solution is always a verified one. With
+    ``autoplay``, the solution is the line to play with safe autoplay after each move
+    (:func:`with_autoplay`)."""
     result = solve(strategy_for(game, state), limits)
     if result.result is Outcome.SOLVED and not verify(game, state, result.moves):
         # Not the deal: in sealed mode ``state.deal`` is a secret seed, which logs must not hold.
         log.error("solver produced an invalid solution for %s (%d moves)", game.id, len(result.moves))
         return SolveResult(Outcome.UNKNOWN, [], result.states, result.seconds, StopReason.INVALID_SOLUTION)
+    if autoplay and result.result is Outcome.SOLVED:
+        return with_autoplay(game, state, result, limits)
     return result
+
+
+def left_of(limits: Limits, seconds: float, states: int) -> Limits:
+    """What ``limits`` leave once ``seconds`` and ``states`` are spent."""
+    return Limits(limits.max_seconds - seconds, limits.max_states - states)
+
+
+def with_autoplay(game: Game, state: State, solved: SolveResult, limits: Limits) -> SolveResult:
+    """``solved`` (a verified solution of ``state``) as the line to play with safe autoplay
+    (:func:`~.autoplay.autoplay_line`, whose searches get what the first left of
+    ``limits``); ``unknown`` when that line cannot be completed within them."""
+    started = time.monotonic()
+    line = autoplay_line(game, state, solved.moves, left_of(limits, solved.seconds, solved.states), solve_position)
+    states, seconds = solved.states + line.states, solved.seconds + time.monotonic() - started
+    if line.won:
+        return SolveResult(Outcome.SOLVED, line.moves, states, seconds)
+    if line.stopped_by is StopReason.INVALID_SOLUTION:
+        log.error("no line with autoplay was found for a solution of %s (%d moves)", game.id, len(solved.moves))
+    return SolveResult(Outcome.UNKNOWN, [], states, seconds, line.stopped_by)
 
 
 @dataclass(frozen=True)
@@ -80,23 +104,30 @@ def heuristic_hint(
     return Hint(ordered[0], f"{why}; the heuristic's choice: {heuristic}", winnable, search, samples)
 
 
-def hint(game: Game, state: State, limits: Limits) -> Hint:
+def hint(game: Game, state: State, limits: Limits, autoplay: bool = False) -> Hint:
     """A solution's first move if one is found within ``limits``; else the heuristic's
-    choice (:func:`heuristic_hint`). Reads every card of ``state``, face-down ones
-    included: :func:`~service.solver.sampling.player_hint` is the player-knowledge hint."""
+    choice (:func:`heuristic_hint`). With ``autoplay`` the move is the same (autoplay runs
+    after a move, so the line to play with it starts with the solution's first move,
+    :mod:`.autoplay`); the reason counts that line's moves when it is completed within
+    ``limits``. Reads every card of ``state``, face-down ones included:
+    :func:`~service.solver.sampling.player_hint` is the player-knowledge hint."""
     legal = game.legal_moves(state)
     settled = settled_hint(game, state, legal)
     if settled is not None:
         return settled
     result = solve_position(game, state, limits)
     if result.result is Outcome.SOLVED:
-        n = len(result.moves)
-        return Hint(
-            result.moves[0],
-            f"first move of a solution of {n} move(s) found in {result.seconds:.2f} s",
-            True,
-            result,
-        )
+        reason = f"first move of a solution of {len(result.moves)} move(s) found in {result.seconds:.2f} s"
+        if autoplay:
+            played = with_autoplay(game, state, result, limits)
+            if played.result is Outcome.SOLVED:
+                n = len(played.moves)
+                reason = f"first move of a solution of {n} move(s) to play with safe autoplay, found in {played.seconds:.2f} s"
+                result = played
+            else:
+                reason += "; its line to play with safe autoplay, which starts with the same move, was not completed within the budget"
+                result = SolveResult(Outcome.SOLVED, result.moves, played.states, played.seconds)
+        return Hint(result.moves[0], reason, True, result)
     if result.result is Outcome.UNSOLVABLE:
         why = "the game can no longer be won (the solver searched every reachable position)"
         return heuristic_hint(game, state, legal, why, False, result)

@@ -25,6 +25,12 @@ a stock the player cannot see). Here the hidden information is sampled instead:
   hint's move, cut before its first move whose outcome depends on hidden information
   (:meth:`~service.engine.core.Game.move_reveals`: a deal from a face-down pile, a redeal
   that reshuffles), so that every move answered plays the same in the real game.
+- **autoplay**: a solve for a client that plays with safe autoplay rewrites the won
+  sample's solution, in the sample, as the line to play with it (:mod:`.autoplay`), and
+  cuts it before its first move that reveals or whose autoplay reveals (an autoplay move
+  that empties a pile refilled from the stock). A hint is the same move either way:
+  autoplay runs only after a move, so every line to play with it starts with the first
+  move of the solution it follows.
 
 A position whose hidden information can no longer change the game
 (:meth:`~service.engine.core.Game.hidden_matters` is False: the full-information games,
@@ -43,7 +49,8 @@ from enum import StrEnum
 
 from service.engine.core import Game, Move, State
 
-from .answers import Hint, SampleCount, heuristic_hint, heuristic_order, hint, solve_position
+from .answers import Hint, SampleCount, heuristic_hint, heuristic_order, hint, left_of, solve_position
+from .autoplay import autoplay_line, run_autoplay
 from .search import Limits, Outcome, SolveResult
 from .settings import SAMPLED_POSITIONS_PER_SECOND
 
@@ -81,24 +88,33 @@ def sampled_limits(limits: Limits, samples: int) -> Limits:
 
 @dataclass
 class SampledSearch:
-    """Every sample's search, in order; ``view`` is the first sample (a position the
-    player cannot tell from the real one, for what must not depend on hidden cards)."""
+    """Every sample, and its search, in order; ``view`` is the first sample (a position
+    the player cannot tell from the real one, for what must not depend on hidden cards)."""
 
-    view: State
+    samples: list[State]
     results: list[SolveResult]
     seconds: float
+
+    @property
+    def view(self) -> State:
+        return self.samples[0]
 
     @property
     def count(self) -> SampleCount:
         return SampleCount(sum(r.result is Outcome.SOLVED for r in self.results), len(self.results))
 
-    def summary(self, moves: list[Move]) -> SolveResult:
+    @property
+    def states(self) -> int:
+        """The positions every sample's search visited."""
+        return sum(r.states for r in self.results)
+
+    def summary(self, moves: list[Move], more_states: int = 0, more_seconds: float = 0.0) -> SolveResult:
         """The whole search as one ``unknown`` result with ``moves``: every sample's
-        positions, the time of all, and what stopped the first sample left undecided
-        (None when every sample was decided: the answer is unknown because the hidden
-        cards are)."""
+        positions and the time of all (with what a later search added), and what stopped
+        the first sample left undecided (None when every sample was decided: the answer is
+        unknown because the hidden cards are)."""
         stopped = next((r.stopped_by for r in self.results if r.result is Outcome.UNKNOWN), None)
-        return SolveResult(Outcome.UNKNOWN, moves, sum(r.states for r in self.results), self.seconds, stopped)
+        return SolveResult(Outcome.UNKNOWN, moves, self.states + more_states, self.seconds + more_seconds, stopped)
 
 
 def search_samples(game: Game, state: State, limits: Limits, samples: int) -> SampledSearch:
@@ -113,7 +129,7 @@ def search_samples(game: Game, state: State, limits: Limits, samples: int) -> Sa
     for i, sample in enumerate(drawn):
         seconds = max(0.0, deadline - time.monotonic()) / (samples - i)
         results.append(solve_position(game, sample, Limits(seconds, positions)))
-    return SampledSearch(drawn[0], results, time.monotonic() - started)
+    return SampledSearch(drawn, results, time.monotonic() - started)
 
 
 @dataclass(frozen=True)
@@ -147,12 +163,13 @@ def sample_and_pick(game: Game, state: State, limits: Limits, samples: int) -> t
     return sampled, most_won_move(sampled.results, ranked)
 
 
-def player_hint(game: Game, state: State, limits: Limits, samples: int) -> Hint:
+def player_hint(game: Game, state: State, limits: Limits, samples: int, autoplay: bool = False) -> Hint:
     """The hint of a player who sees only the visible position (see the module docstring);
     the exact :func:`~.answers.hint` where the hidden information cannot matter (a game
-    won or lost among them: no legal move is left)."""
+    won or lost among them: no legal move is left). ``autoplay`` changes the sampled hint's
+    move in nothing (see the module docstring)."""
     if not game.hidden_matters(state):
-        return hint(game, state, limits)
+        return hint(game, state, limits, autoplay)
     sampled, pick = sample_and_pick(game, state, limits, samples)
     count = sampled.count
     if pick is None:
@@ -175,24 +192,49 @@ class PlayerSolve:
     samples: SampleCount | None
 
 
-def safe_line(game: Game, state: State, moves: list[Move]) -> list[Move]:
+def safe_line(game: Game, state: State, moves: list[Move], with_autoplay: bool = False) -> list[Move]:
     """The moves of ``moves`` before the first whose outcome depends on hidden information,
-    each legal in turn from the real ``state``."""
+    each legal in turn from the real ``state``; ``with_autoplay``: each followed by
+    autoplay, and cut before the first whose autoplay makes a move that reveals too."""
     line: list[Move] = []
     for move in moves:
         if not game.is_legal(state, move) or game.move_reveals(state, move):
             break
-        line.append(move)
         state = game.apply(state, move)
+        if with_autoplay:
+            moved = state
+            state, made = run_autoplay(game, moved)
+            if reveals_any(game, moved, made):
+                break
+        line.append(move)
     return line
 
 
-def player_solve(game: Game, state: State, limits: Limits, samples: int) -> PlayerSolve:
+def reveals_any(game: Game, state: State, moves: list[Move]) -> bool:
+    """Whether one of ``moves``, made in turn from ``state``, reveals hidden information."""
+    for move in moves:
+        if game.move_reveals(state, move):
+            return True
+        state = game.apply(state, move)
+    return False
+
+
+def player_solve(game: Game, state: State, limits: Limits, samples: int, autoplay: bool = False) -> PlayerSolve:
     """The solve of a player who sees only the visible position (see the module
     docstring); the exact :func:`~.answers.solve_position` where the hidden information
-    cannot matter."""
+    cannot matter. ``autoplay``: the line to play with safe autoplay."""
     if not game.hidden_matters(state):
-        return PlayerSolve(solve_position(game, state, limits), None)
+        return PlayerSolve(solve_position(game, state, limits, autoplay), None)
     sampled, pick = sample_and_pick(game, state, limits, samples)
-    line = [] if pick is None else safe_line(game, state, sampled.results[pick.sample].moves)
-    return PlayerSolve(sampled.summary(line), sampled.count)
+    if pick is None:
+        return PlayerSolve(sampled.summary([]), sampled.count)
+    moves = sampled.results[pick.sample].moves
+    if not autoplay:
+        return PlayerSolve(sampled.summary(safe_line(game, state, moves)), sampled.count)
+    # The won sample's solution as the line to play with autoplay, in that sample; its
+    # searches get what the samples left (positions decide, the time is a safety cap).
+    started = time.monotonic()
+    left = left_of(sampled_limits(limits, samples), sampled.seconds, sampled.states)
+    line = autoplay_line(game, sampled.samples[pick.sample], moves, left, solve_position)
+    answered = safe_line(game, state, line.moves, with_autoplay=True)
+    return PlayerSolve(sampled.summary(answered, line.states, time.monotonic() - started), sampled.count)
