@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test test-quick lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator
+.PHONY: run test test-quick lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator
 
 # A venv in $(1) with the pinned packages of $(2), marked installed (Debian's Python and
 # python3-venv first, when the machine has no Python).
@@ -61,17 +61,24 @@ test-quick: venv native lint
 openapi: venv
 	$(VENV)/bin/flask --app service.wsgi openapi write --format=yaml openapi.yaml
 
-# Generated clients (issue 13): the TypeScript client (openapi-typescript's types for
-# openapi-fetch) and the Python client (openapi-python-client) of openapi.yaml, in
-# clients/generated/ (git-ignored). Their tools install themselves at pinned versions:
-# Node and npm from Debian if missing, npm packages from clients/package-lock.json, the
-# Python generator into its own venv (clients/.venv) from clients/python/requirements.txt.
-# tests/clients/ type-checks and runs a bot on each.
+# Generated clients (issues 13, 24): the TypeScript client (openapi-typescript's types for
+# openapi-fetch) and the Python client (openapi-python-client) of openapi.yaml, and
+# openapi-generator's typescript-fetch and python clients, in clients/generated/
+# (git-ignored). Their tools install themselves at pinned versions: Node and npm from
+# Debian if missing, npm packages from clients/package-lock.json, the Python generators
+# into their own venv (clients/.venv) from clients/python/requirements.txt (openapi-generator
+# is the jar in the PyPI package openapi-generator-cli), and a Java runtime from Debian if
+# missing (deploy/install-jre.sh). tests/clients/ type-checks and runs a bot on each.
 CLIENTS_VENV := clients/.venv
 CLIENTS_NPM := clients/node_modules/.installed
 CLIENTS_PY := $(CLIENTS_VENV)/.installed
 TS_CLIENT := clients/generated/ts/schema.d.ts
 PY_CLIENT := clients/generated/python/patience_engine_client/__init__.py
+# openapi-generator logs each file it writes: only its warnings are kept (its logback's level).
+OGEN := JAVA_OPTS=-Dlog.level=warn $(CLIENTS_VENV)/bin/openapi-generator-cli
+OGEN_TS_SRC := clients/generated/ogen-ts/src
+OGEN_TS_CLIENT := clients/generated/ogen-ts/dist/index.js
+OGEN_PY_CLIENT := clients/generated/ogen-python/patience_engine_ogen/__init__.py
 # Redocly CLI's usage reports and update check stay off: only the package registries are reached.
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
@@ -98,13 +105,31 @@ $(PY_CLIENT): openapi.yaml $(CLIENTS_PY) clients/python/generator.yaml
 		--output-path $(dir $@) --overwrite --fail-on-warning
 	touch $@
 
-clients: $(TS_CLIENT) $(PY_CLIENT)
+# openapi-generator (no --skip-validate-spec: a contract its validator refuses generates
+# nothing), each generator's settings in its generator.yaml; the output folder is emptied
+# first so that nothing of an older contract stays. typescript-fetch's sources are then
+# compiled (clients/ogen-ts/tsconfig.client.json) into dist/, which the bot imports as
+# `#ogen-ts` (clients/package.json's "imports").
+$(OGEN_TS_CLIENT): openapi.yaml $(CLIENTS_PY) $(CLIENTS_NPM) clients/ogen-ts/generator.yaml clients/ogen-ts/tsconfig.client.json
+	bash deploy/install-jre.sh
+	rm -rf clients/generated/ogen-ts
+	$(OGEN) generate --input-spec openapi.yaml --config clients/ogen-ts/generator.yaml --output $(OGEN_TS_SRC)
+	clients/node_modules/.bin/tsc -p clients/ogen-ts/tsconfig.client.json
+
+$(OGEN_PY_CLIENT): openapi.yaml $(CLIENTS_PY) clients/ogen-python/generator.yaml
+	bash deploy/install-jre.sh
+	rm -rf clients/generated/ogen-python
+	$(OGEN) generate --input-spec openapi.yaml --config clients/ogen-python/generator.yaml --output $(dir $(@D))
+	touch $@
+
+clients: $(TS_CLIENT) $(PY_CLIENT) $(OGEN_TS_CLIENT) $(OGEN_PY_CLIENT)
 
 # The contract's linters, each a target of its own (tests/clients runs them one by one):
 # Redocly CLI's recommended ruleset with its warnings as errors (clients/redocly.yaml),
-# Spectral's spectral:oas failing on warnings (clients/.spectral.yaml), and
-# openapi-spec-validator. Each must report nothing.
-contract-lint: contract-lint-redocly contract-lint-spectral contract-lint-validator
+# Spectral's spectral:oas failing on warnings (clients/.spectral.yaml),
+# openapi-spec-validator, and openapi-generator's validator (which `generate` also runs).
+# Each must report nothing.
+contract-lint: contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator
 
 contract-lint-redocly: $(CLIENTS_NPM)
 	cd clients && node_modules/.bin/redocly lint --config redocly.yaml ../openapi.yaml
@@ -114,6 +139,13 @@ contract-lint-spectral: $(CLIENTS_NPM)
 
 contract-lint-validator: $(CLIENTS_PY)
 	$(CLIENTS_VENV)/bin/openapi-spec-validator openapi.yaml
+
+# It prints "No validation issues detected." and exits 0, or lists each issue and exits 1;
+# --recommend adds its recommendations, which must be none either.
+contract-lint-generator: $(CLIENTS_PY)
+	@bash deploy/install-jre.sh
+	@out="$$($(OGEN) validate --recommend --input-spec openapi.yaml 2>&1)"; status=$$?; echo "$$out"; \
+		[ $$status -eq 0 ] && echo "$$out" | grep -qx 'No validation issues detected.'
 
 bench: venv native
 	$(PY) -m bench.engine_bench

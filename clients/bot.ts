@@ -2,12 +2,14 @@
  * A bot written as a frontend author writes one, on the client that `make clients`
  * generates from openapi.yaml (openapi-typescript's types, openapi-fetch's calls).
  *
- * It lists the games, deals Penguin deal 1, plays the hint's move and the next legal card
- * move with safe autoplay, solves the deal and replays the solution to `won`, and reads an
- * illegal move (409) and an inconsistent state (422) as typed problems. Each answer's state
- * (and its options) goes back in the next request as it came, as a frontend's does. It is
- * the proof that the contract needs no cast: tests/clients/test_bots.py type-checks it with
- * `tsc --strict` and refuses casts, non-null assertions and the escape type in it.
+ * It lists the games, deals Penguin deal 1, asks for a hint and plays it, plays the first
+ * legal move 20 times, all with `"autoplay": "safe"`, solves the position reached (with the
+ * same autoplay), replays every move played and the solution's from the deal to `won`, and
+ * reads an illegal move (409) and an inconsistent state (422) as typed problems. Each
+ * answer's state and moves go into the next request as they came, as a frontend's do. It
+ * is the proof that the contract needs no cast: tests/clients/test_bots.py type-checks it
+ * with `tsc --strict` (exactOptionalPropertyTypes and noUncheckedIndexedAccess on:
+ * clients/tsconfig.json) and refuses casts, non-null assertions and the escape type in it.
  *
  * Usage: node generated/build/bot.js http://127.0.0.1:8000 (built by tests/clients, or
  * `npx tsc --noEmit false` in clients/). Prints what it does, and `won` last.
@@ -20,13 +22,15 @@ type GameId = Schemas["GameId"];
 type Move = Schemas["Move"];
 type CardMove = Schemas["CardMove"];
 type State = Schemas["State"];
-type StateInput = Schemas["StateInput"];
 type Status = Schemas["Status"];
 type Problem = Schemas["Problem"];
+type Position = Pick<Schemas["MoveResponse"], "state" | "legal_moves" | "status">;
 type ProblemCode = Schemas["ProblemCode"];
 
 const GAME: GameId = "penguin";
 const DEAL = 1;
+// First legal moves played before the solver takes over.
+const WANDER = 20;
 
 /** Stops the bot with what went wrong. */
 function fail(what: string): never {
@@ -69,7 +73,7 @@ function illegalTableauMove(legal: Move[], piles: number): CardMove {
 }
 
 /** The state with the top card of its second tableau pile copied onto the first: a card twice. */
-function withCardTwice(state: State): StateInput {
+function withCardTwice(state: State): State {
   const [first, second, ...rest] = state.piles.tableau ?? [];
   const copied = second?.at(-1);
   if (first === undefined || second === undefined || copied === undefined) {
@@ -78,7 +82,7 @@ function withCardTwice(state: State): StateInput {
   return { ...state, piles: { ...state.piles, tableau: [[...first, copied], second, ...rest] } };
 }
 
-/** Plays the game against the service at `baseUrl`: the replayed solution's status. */
+/** Plays the game against the service at `baseUrl`: the replayed game's status. */
 async function main(baseUrl: string): Promise<Status> {
   const api = createClient<paths>({ baseUrl });
 
@@ -104,7 +108,10 @@ async function main(baseUrl: string): Promise<Status> {
   const deal = dealt.data;
   console.log(`deal ${deal.deal}: ${deal.status}, ${deal.legal_moves.length} legal moves`);
 
-  const hinted = await api.POST("/v1/games/{game_id}/hint", { ...path, body: { state: deal.state } });
+  const hinted = await api.POST("/v1/games/{game_id}/hint", {
+    ...path,
+    body: { state: deal.state, autoplay: "safe" },
+  });
   if (hinted.data === undefined) {
     return fail(`hint answered ${hinted.response.status}`);
   }
@@ -114,29 +121,26 @@ async function main(baseUrl: string): Promise<Status> {
   }
   console.log(`hint: ${describe(advice)} (${hinted.data.reason})`);
 
-  const played = await api.POST("/v1/games/{game_id}/moves", {
-    ...path,
-    body: { state: deal.state, move: advice, autoplay: "safe" },
-  });
-  if (played.data === undefined) {
-    return fail(`play_move answered ${played.response.status}`);
-  }
-  console.log(`played: ${played.data.events.map((event) => event.type).join(", ")}; ${played.data.status}`);
-  const next = played.data.legal_moves.find((move) => move.action === "move");
-  if (next !== undefined) {
-    const again = await api.POST("/v1/games/{game_id}/moves", {
+  // Every move sent, in order, for the replay; the position after the last one.
+  const played: Move[] = [];
+  let position: Position = deal;
+  for (let next: Move | undefined = advice; next !== undefined && played.length <= WANDER; ) {
+    const answer = await api.POST("/v1/games/{game_id}/moves", {
       ...path,
-      body: { state: played.data.state, move: next, autoplay: "safe" },
+      body: { state: position.state, move: next, autoplay: "safe" },
     });
-    if (again.data === undefined) {
-      return fail(`play_move answered ${again.response.status}`);
+    if (answer.data === undefined) {
+      return fail(`play_move ${describe(next)} answered ${answer.response.status}`);
     }
-    console.log(`played ${describe(next)}: ${again.data.status}`);
+    played.push(next);
+    position = answer.data;
+    console.log(`played ${describe(next)}: ${answer.data.events.map((event) => event.type).join(", ")}; ${position.status}`);
+    [next] = position.legal_moves;
   }
 
   const solved = await api.POST("/v1/games/{game_id}/solve", {
     ...path,
-    body: { state: deal.state, limits: { max_seconds: 10 } },
+    body: { state: position.state, knowledge: "full", autoplay: "safe", limits: { max_seconds: 10 } },
   });
   if (solved.data === undefined) {
     return fail(`solve answered ${solved.response.status}`);
@@ -148,12 +152,15 @@ async function main(baseUrl: string): Promise<Status> {
 
   const replayed = await api.POST("/v1/games/{game_id}/replays", {
     ...path,
-    body: { deal: deal.deal, options: deal.state.options, moves: solved.data.moves },
+    body: { deal: deal.deal, moves: [...played, ...solved.data.moves], autoplay: "safe" },
   });
   if (replayed.data === undefined) {
     return fail(`replay_moves answered ${replayed.response.status}`);
   }
-  console.log(`replayed ${replayed.data.moves} moves: ${replayed.data.status}`);
+  console.log(`replayed ${replayed.data.moves} moves: ${replayed.data.status}, result ${replayed.data.result.status}`);
+  if (replayed.data.result.status !== replayed.data.status) {
+    return fail("the replay's result and its status differ");
+  }
 
   const illegal = illegalTableauMove(deal.legal_moves, tableau.count);
   const refused = await api.POST("/v1/games/{game_id}/moves", { ...path, body: { state: deal.state, move: illegal } });

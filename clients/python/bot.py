@@ -1,12 +1,13 @@
 """A bot written as a Python frontend author writes one, on the client that `make clients`
 generates from openapi.yaml with openapi-python-client (clients/generated/python).
 
-It lists the games, deals Penguin deal 1, plays the hint's move and the next legal card
-move with safe autoplay, solves the deal and replays the solution to `won`, and reads an
-illegal move (409) and an inconsistent state (422) as typed problems. Each answer's state
-(and its options) goes back in the next request as it came, as a frontend's does. It is the
-proof that the contract needs no cast nor conversion: tests/clients/test_bots.py checks it
-with `mypy --strict` and refuses casts, the Any type and silenced errors in it.
+It lists the games, deals Penguin deal 1, asks for a hint and plays it, plays the first
+legal move 20 times, all with `"autoplay": "safe"`, solves the position reached (with the
+same autoplay), replays every move played and the solution's from the deal to `won`, and
+reads an illegal move (409) and an inconsistent state (422) as typed problems. Each
+answer's state and moves go into the next request as they came, as a frontend's do. It is
+the proof that the contract needs no cast nor conversion: tests/clients/test_bots.py checks
+it with `mypy --strict` and refuses casts, the Any type and silenced errors in it.
 
 Usage: PYTHONPATH=clients/generated/python clients/.venv/bin/python clients/python/bot.py
 http://127.0.0.1:8000. Prints what it does, and `won` last.
@@ -17,26 +18,30 @@ from __future__ import annotations
 import sys
 from typing import TypeVar
 
+import attrs
 from patience_engine_client import Client
 from patience_engine_client.api.games import deal_game, get_game, legal_moves, list_games, play_move
 from patience_engine_client.api.replays import replay_moves
 from patience_engine_client.api.solver import hint, solve
 from patience_engine_client.models import (
+    Autoplay,
     CardMove,
     CardMoveAction,
     DealMove,
     DealRequest,
+    DealResponse,
     GameId,
     HintRequest,
+    Knowledge,
     Limits,
     MoveRequest,
-    MoveRequestAutoplay,
+    MoveResponse,
     Problem,
     ProblemCode,
     RedealMove,
     ReplayRequest,
     SolveRequest,
-    SolveResponseResult,
+    SolveResult,
     State,
     StateRequest,
     Status,
@@ -45,6 +50,7 @@ from patience_engine_client.types import Unset
 
 GAME = GameId.PENGUIN
 DEAL = 1
+WANDER = 20  # first legal moves played before the solver takes over
 
 Move = CardMove | DealMove | RedealMove
 Answer = TypeVar("Answer")
@@ -93,19 +99,18 @@ def illegal_tableau_move(legal: list[Move], piles: int) -> CardMove:
 
 
 def with_card_twice(state: State) -> State:
-    """A copy of the state with the top card of its second tableau pile copied onto the first
-    (copied through its JSON form: the generated models mark absent fields with one UNSET
-    object, which copy.deepcopy would duplicate)."""
-    broken = State.from_dict(state.to_dict())
-    tableau = broken.piles.tableau
+    """The state with the top card of its second tableau pile copied onto the first: a card
+    twice (a new state and piles, attrs.evolve's copies; the answer's state is left as it came)."""
+    tableau = state.piles.tableau
     if isinstance(tableau, Unset) or len(tableau) < 2 or not tableau[1]:
         raise BotError("the deal has no two tableau piles with cards")
-    tableau[0].append(tableau[1][-1])
-    return broken
+    first, second, *rest = tableau
+    piles = attrs.evolve(state.piles, tableau=[[*first, second[-1]], second, *rest])
+    return attrs.evolve(state, piles=piles)
 
 
 def main(base_url: str) -> Status:
-    """Plays the game against the service at ``base_url``: the replayed solution's status."""
+    """Plays the game against the service at ``base_url``: the replayed game's status."""
     client = Client(base_url=base_url, raise_on_unexpected_status=True)
 
     games = answered(list_games.sync(client=client), "list_games")
@@ -123,49 +128,52 @@ def main(base_url: str) -> Status:
     deal = answered(deal_game.sync(game.id, client=client, body=DealRequest(deal=DEAL)), "deal_game")
     print(f"deal {deal.deal}: {deal.status}, {len(deal.legal_moves)} legal moves")
 
-    advice = answered(hint.sync(game.id, client=client, body=HintRequest(state=deal.state)), "hint")
+    advice = answered(
+        hint.sync(game.id, client=client, body=HintRequest(state=deal.state, autoplay=Autoplay.SAFE)), "hint",
+    )
     if advice.move is None:
         raise BotError("no hint on a fresh deal")
     print(f"hint: {describe(advice.move)} ({advice.reason})")
 
-    played = answered(
-        play_move.sync(
-            game.id, client=client,
-            body=MoveRequest(state=deal.state, move=advice.move, autoplay=MoveRequestAutoplay.SAFE),
-        ),
-        "play_move",
-    )
-    print(f"played: {', '.join(event.type_ for event in played.events)}; {played.status}")
-    following = next((move for move in played.legal_moves if isinstance(move, CardMove)), None)
-    if following is not None:
-        again = answered(
+    # Every move sent, in order, for the replay; the position after the last one.
+    played: list[Move] = []
+    position: DealResponse | MoveResponse = deal
+    following: Move | None = advice.move
+    while following is not None and len(played) <= WANDER:
+        answer = answered(
             play_move.sync(
-                game.id, client=client,
-                body=MoveRequest(state=played.state, move=following, autoplay=MoveRequestAutoplay.SAFE),
+                game.id, client=client, body=MoveRequest(state=position.state, move=following, autoplay=Autoplay.SAFE),
             ),
             "play_move",
         )
-        print(f"played {describe(following)}: {again.status}")
+        played.append(following)
+        print(f"played {describe(following)}: {', '.join(event.type_ for event in answer.events)}; {answer.status}")
+        position = answer
+        following = next(iter(position.legal_moves), None)
 
     solved = answered(
-        solve.sync(game.id, client=client, body=SolveRequest(state=deal.state, limits=Limits(max_seconds=10))),
+        solve.sync(
+            game.id, client=client,
+            body=SolveRequest(
+                state=position.state, knowledge=Knowledge.FULL, autoplay=Autoplay.SAFE, limits=Limits(max_seconds=10),
+            ),
+        ),
         "solve",
     )
-    if solved.result is not SolveResponseResult.SOLVED:
+    if solved.result is not SolveResult.SOLVED:
         raise BotError(f"solve: {solved.result}, stopped by {solved.stats.stopped_by}")
     print(f"solved in {len(solved.moves)} moves, {solved.stats.states} positions")
 
-    replay = ReplayRequest(deal=deal.deal, options=deal.state.options, moves=solved.moves)
-    replayed = answered(
-        replay_moves.sync(game.id, client=client, body=replay),
-        "replay_moves",
-    )
-    print(f"replayed {replayed.moves} moves: {replayed.status}")
+    replay = ReplayRequest(deal=deal.deal, moves=[*played, *solved.moves], autoplay=Autoplay.SAFE)
+    replayed = answered(replay_moves.sync(game.id, client=client, body=replay), "replay_moves")
+    print(f"replayed {replayed.moves} moves: {replayed.status}, result {replayed.result.status}")
+    if replayed.result.status is not replayed.status:
+        raise BotError("the replay's result and its status differ")
 
     illegal = illegal_tableau_move(deal.legal_moves, tableau.count)
     print(f"{describe(illegal)}:")
-    answer = play_move.sync(game.id, client=client, body=MoveRequest(state=deal.state, move=illegal))
-    if refused(answer, "play_move") is not ProblemCode.ILLEGAL_MOVE:
+    answer_409 = play_move.sync(game.id, client=client, body=MoveRequest(state=deal.state, move=illegal))
+    if refused(answer_409, "play_move") is not ProblemCode.ILLEGAL_MOVE:
         raise BotError("an illegal move should be refused as illegal-move")
 
     print("a card twice:")

@@ -208,6 +208,9 @@ SOLVER_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
             "or `\"unknown\"`. Never `true` for a `player` answer while hidden information can still "
             "change the game: a won sample is a guess, not the game."
         ),
-        "oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["unknown"]}],
+        "oneOf": [{"type": "boolean"}, {"$ref": "#/components/schemas/WinnableUnknown"}],
     },
+    # A component of its own, so that generators name the branch (not `WinnableType1`)
+    # and keep its literal.
+    "WinnableUnknown": {"type": "string", "enum": ["unknown"], "description": "`unknown`: the search could not tell."},
 }

@@ -1,26 +1,80 @@
-"""The contract as client generators read it (issue 13): `make clients` generates a
-TypeScript client (openapi-typescript + openapi-fetch) and a Python client
-(openapi-python-client) from openapi.yaml, and a bot on each, written as a frontend author
-writes one (clients/bot.ts, clients/python/bot.py), type-checks with no cast and plays
-Penguin deal 1 to `won` against a live gunicorn server.
+"""The contract as client generators read it (issues 13, 24): `make clients` generates four
+clients from openapi.yaml — openapi-typescript + openapi-fetch and openapi-python-client,
+and openapi-generator's typescript-fetch and python — and a bot on each, written as a
+frontend author writes one (clients/bot.ts, clients/python/bot.py, clients/ogen-ts/bot.ts,
+clients/ogen-python/bot.py), type-checks with no cast and plays Penguin deal 1 to `won`
+against a live gunicorn server: a hint and 20 first legal moves with safe autoplay, then
+the solver's line (with the same autoplay), replayed from the deal.
 
-The escape-hatch test reads the bots only; the others generate the clients first (npm and
-pip installs on the first run) and are marked slow.
+The escape-hatch test reads the bots only; the others generate the clients first (npm, pip
+and JRE installs on the first run) and are marked slow.
 """
 
 from __future__ import annotations
 
+import configparser
 import re
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from tests.clients.tools import CLIENTS, CLIENTS_PYTHON, PY_CLIENT_ROOT, TSC, base_url, output, run
+from tests.clients.tools import (
+    CLIENTS,
+    CLIENTS_PYTHON,
+    OGEN_PY_CLIENT_ROOT,
+    PY_CLIENT_ROOT,
+    TSC,
+    base_url,
+    output,
+    run,
+)
 from tests.ops.servers import Backend
 
-TS_BOT = CLIENTS / "bot.ts"
-PY_BOT = CLIENTS / "python" / "bot.py"
-TS_BUILD = CLIENTS / "generated" / "build"
+
+@dataclass(frozen=True)
+class TsBot:
+    """A TypeScript bot: its source, the tsc settings it is checked and built with, and the
+    script tsc builds (into clients/generated/build/, the tsconfig's outDir)."""
+
+    source: Path
+    tsconfig: Path
+    built: Path
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PyBot:
+    """A Python bot: its source, its mypy settings, and where its generated client is."""
+
+    source: Path
+    mypy_ini: Path
+    client_root: Path
+    problems: tuple[str, ...]
+
+
+BUILD = CLIENTS / "generated" / "build"
+# Each bot, by its client; `problems` are the refusals it prints (status and code).
+TS_BOTS = {
+    "openapi-fetch": TsBot(
+        CLIENTS / "bot.ts", CLIENTS / "tsconfig.json", BUILD / "bot.js", ("409 illegal-move", "422 invalid-state"),
+    ),
+    "ogen-typescript-fetch": TsBot(
+        CLIENTS / "ogen-ts" / "bot.ts", CLIENTS / "ogen-ts" / "tsconfig.json", BUILD / "ogen-ts" / "bot.js",
+        ("409 illegal-move",),
+    ),
+}
+PY_BOTS = {
+    "openapi-python-client": PyBot(
+        CLIENTS / "python" / "bot.py", CLIENTS / "python" / "mypy.ini", PY_CLIENT_ROOT,
+        ("409 illegal-move", "422 invalid-state"),
+    ),
+    "ogen-python": PyBot(
+        CLIENTS / "ogen-python" / "bot.py", CLIENTS / "ogen-python" / "mypy.ini", OGEN_PY_CLIENT_ROOT,
+        ("409 illegal-move",),
+    ),
+}
 
 # TypeScript's ways around its checker: a cast (`x as T`, `<T>x`), a non-null assertion
 # (`x!`), the type that turns checks off, and comments that silence an error.
@@ -82,52 +136,92 @@ def test_escapes_are_found() -> None:
     ]
 
 
-def test_bots_use_no_escape_hatch() -> None:
+@pytest.mark.parametrize("bot", [*TS_BOTS, *PY_BOTS])
+def test_bots_use_no_escape_hatch(bot: str) -> None:
     """No cast, no non-null assertion, no `any` (TypeScript), no `cast`, no `Any` (Python),
     and no comment that silences the checker: the types the contract gives are enough."""
-    assert escapes(TS_BOT.read_text(), TS_TEXT, TS_ESCAPES, TS_SILENCERS) == []
-    assert escapes(PY_BOT.read_text(), PY_TEXT, PY_ESCAPES, PY_SILENCERS) == []
+    if bot in TS_BOTS:
+        assert escapes(TS_BOTS[bot].source.read_text(), TS_TEXT, TS_ESCAPES, TS_SILENCERS) == []
+    else:
+        assert escapes(PY_BOTS[bot].source.read_text(), PY_TEXT, PY_ESCAPES, PY_SILENCERS) == []
+
+
+def test_typescript_settings_are_strict() -> None:
+    """The TypeScript bots are checked with strict, exactOptionalPropertyTypes (an optional
+    field is absent, never `undefined`) and noUncheckedIndexedAccess (a list's item may be
+    absent): clients/tsconfig.json's settings, which the other tsconfigs extend."""
+    settings = (CLIENTS / "tsconfig.json").read_text()
+    for option in ("strict", "exactOptionalPropertyTypes", "noUncheckedIndexedAccess"):
+        assert re.search(rf'"{option}":\s*true', settings), option
+    for bot in TS_BOTS.values():
+        assert bot.tsconfig == CLIENTS / "tsconfig.json" or '"extends": "../tsconfig.json"' in bot.tsconfig.read_text()
+
+
+def test_python_settings_are_strict() -> None:
+    """The Python bots are checked with `strict = True`, and no setting silences an error in
+    them: the only `ignore_errors` is openapi-generator's own package's (its generated code
+    is not strict-clean; clients/ogen-python/mypy.ini says why), and nothing turns a
+    missing import into Any."""
+    for bot in PY_BOTS.values():
+        config = configparser.ConfigParser()
+        config.read(bot.mypy_ini)
+        assert config.getboolean("mypy", "strict"), bot.mypy_ini
+        for section in config.sections():
+            options = config[section]
+            assert not options.getboolean("ignore_missing_imports", fallback=False), (bot.mypy_ini, section)
+            assert not options.getboolean("follow_imports_for_stubs", fallback=False), (bot.mypy_ini, section)
+            assert options.get("follow_imports", "normal") == "normal", (bot.mypy_ini, section)
+            if options.getboolean("ignore_errors", fallback=False):
+                assert section == "mypy-patience_engine_ogen.*", (bot.mypy_ini, section)
 
 
 @pytest.mark.slow
-def test_typescript_bot_type_checks(generated: None) -> None:
-    """`tsc --strict --noEmit` on the bot and the generated types (clients/tsconfig.json)."""
-    result = run(TSC, "--strict", "--noEmit", "-p", CLIENTS / "tsconfig.json", timeout=180)
+@pytest.mark.parametrize("bot", TS_BOTS)
+def test_typescript_bot_type_checks(generated: None, bot: str) -> None:
+    """`tsc --noEmit` on the bot and its generated client, with its tsconfig (strict)."""
+    result = run(TSC, "--noEmit", "-p", TS_BOTS[bot].tsconfig, timeout=180)
     assert result.returncode == 0, output(result)
 
 
 @pytest.mark.slow
-def test_python_bot_type_checks(generated: None) -> None:
-    """`mypy --strict` on the bot, which imports the generated client."""
+@pytest.mark.parametrize("bot", PY_BOTS)
+def test_python_bot_type_checks(generated: None, bot: str) -> None:
+    """`mypy --strict` on the bot, which imports its generated client."""
+    checked = PY_BOTS[bot]
     result = run(
-        CLIENTS_PYTHON, "-m", "mypy", "--strict", "--config-file", CLIENTS / "python" / "mypy.ini",
-        "--cache-dir", CLIENTS / "generated" / ".mypy_cache", PY_BOT,
-        timeout=300, env={"MYPYPATH": str(PY_CLIENT_ROOT)},
+        CLIENTS_PYTHON, "-m", "mypy", "--strict", "--config-file", checked.mypy_ini,
+        "--cache-dir", CLIENTS / "generated" / ".mypy_cache", checked.source,
+        timeout=300, env={"MYPYPATH": str(checked.client_root)},
     )
     assert result.returncode == 0, output(result)
 
 
-def assert_won(result: subprocess.CompletedProcess[str]) -> None:
-    """The bot ran to its end and its last line says the replayed solution won."""
+def assert_won(result: subprocess.CompletedProcess[str], problems: tuple[str, ...]) -> None:
+    """The bot ran to its end, the replay's status and its result's were `won` (the bot
+    stops otherwise), its last line says `won`, and it read each refusal it makes."""
     assert result.returncode == 0, output(result)
     assert result.stdout.splitlines()[-1] == "won", output(result)
-    for problem in ("409 illegal-move", "422 invalid-state"):
+    assert "replayed" in result.stdout and "won, result won" in result.stdout, output(result)
+    for problem in problems:
         assert problem in result.stdout, output(result)
 
 
 @pytest.mark.slow
-def test_typescript_bot_wins(generated: None, server: Backend) -> None:
+@pytest.mark.parametrize("bot", TS_BOTS)
+def test_typescript_bot_wins(generated: None, server: Backend, bot: str) -> None:
     """The TypeScript bot, compiled by tsc (emitted even where the type check fails, so that
     this test says whether the client works, and the one above whether it types), plays
-    Penguin deal 1: list, deal, hint, moves with autoplay, solve, replay to `won`, 409, 422."""
-    run(TSC, "-p", CLIENTS / "tsconfig.json", "--noEmit", "false", "--outDir", TS_BUILD, timeout=180)
-    result = run("node", TS_BUILD / "bot.js", base_url(server), timeout=60)
-    assert_won(result)
+    Penguin deal 1 to `won`."""
+    built = TS_BOTS[bot]
+    run(TSC, "-p", built.tsconfig, "--noEmit", "false", timeout=180)
+    result = run("node", built.built, base_url(server), timeout=60)
+    assert_won(result, built.problems)
 
 
 @pytest.mark.slow
-def test_python_bot_wins(generated: None, server: Backend) -> None:
-    """The Python bot on the generated client plays the same game to `won`."""
-    result = run(CLIENTS_PYTHON, PY_BOT, base_url(server), timeout=60, env={"PYTHONPATH": str(PY_CLIENT_ROOT)})
-    assert_won(result)
-
+@pytest.mark.parametrize("bot", PY_BOTS)
+def test_python_bot_wins(generated: None, server: Backend, bot: str) -> None:
+    """The Python bot on its generated client plays the same game to `won`."""
+    played = PY_BOTS[bot]
+    result = run(CLIENTS_PYTHON, played.source, base_url(server), timeout=60, env={"PYTHONPATH": str(played.client_root)})
+    assert_won(result, played.problems)

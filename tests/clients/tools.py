@@ -13,6 +13,7 @@ CLIENTS = REPO / "clients"
 TSC = CLIENTS / "node_modules" / ".bin" / "tsc"
 CLIENTS_PYTHON = CLIENTS / ".venv" / "bin" / "python"
 PY_CLIENT_ROOT = CLIENTS / "generated" / "python"
+OGEN_PY_CLIENT_ROOT = CLIENTS / "generated" / "ogen-python"
 
 
 def run(
