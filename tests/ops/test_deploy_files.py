@@ -25,9 +25,14 @@ MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
 K8S_VERSIONS = ["1.30.0", "1.37.0"]  # oldest and newest the schemas cover that we claim
 
 
-def manifests() -> dict[str, dict[str, Any]]:
+def manifests() -> dict[tuple[str, str], dict[str, Any]]:
+    """Every manifest, by kind and name."""
     docs = [d for path in MANIFESTS for d in yaml.safe_load_all(path.read_text()) if d]
-    return {d["kind"]: d for d in docs}
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+PLAY, SEARCH = "patience-engine", "patience-engine-search"  # the two Deployments, and their Services
+SEARCH_OPERATIONS = ("solve", "hint", "deals")  # the paths that may search
 
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
@@ -38,17 +43,17 @@ def test_kubernetes_manifests_match_the_api_schema(path: Path, version: str) -> 
 
 
 def test_the_schema_check_catches_a_misspelt_field() -> None:
-    deployment = copy.deepcopy(manifests()["Deployment"])
+    deployment = copy.deepcopy(manifests()[("Deployment", PLAY)])
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     container["readinesProbe"] = container.pop("readinessProbe")
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(deployment, K8S_VERSIONS[-1], strict=True)
 
 
-def test_kubernetes_deployment_probes_resources_and_scaling_fit_together() -> None:
+@pytest.mark.parametrize("name", [PLAY, SEARCH])
+def test_kubernetes_deployment_probes_resources_and_scaling_fit_together(name: str) -> None:
     kinds = manifests()
-    assert {"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"} <= set(kinds)
-    deployment = kinds["Deployment"]
+    deployment = kinds[("Deployment", name)]
     pod = deployment["spec"]["template"]["spec"]
     (api,) = pod["containers"]
     assert api["livenessProbe"]["httpGet"]["path"] == "/healthz"
@@ -61,12 +66,56 @@ def test_kubernetes_deployment_probes_resources_and_scaling_fit_together() -> No
     assert pod["terminationGracePeriodSeconds"] >= drain + 35, "drain + gunicorn's graceful timeout fit"
     assert pod["securityContext"]["runAsNonRoot"] is True
     labels = deployment["spec"]["selector"]["matchLabels"]
-    assert kinds["Service"]["spec"]["selector"] == labels
-    assert kinds["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"] == labels
-    target = kinds["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
-    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    assert deployment["spec"]["template"]["metadata"]["labels"] == labels
+    assert kinds[("Service", name)]["spec"]["selector"] == labels
+    assert kinds[("PodDisruptionBudget", name)]["spec"]["selector"]["matchLabels"] == labels
+    target = kinds[("HorizontalPodAutoscaler", name)]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", name)
     port_names = {p["name"] for p in api["ports"]}
-    assert kinds["Service"]["spec"]["ports"][0]["targetPort"] in port_names
+    assert kinds[("Service", name)]["spec"]["ports"][0]["targetPort"] in port_names
+
+
+def without(pod: dict[str, Any], env_names: set[str]) -> dict[str, Any]:
+    """A pod template without what may differ between play and search: its labels, its
+    resources and the named environment variables."""
+    pod = copy.deepcopy(pod)
+    pod["metadata"].pop("labels")
+    (container,) = pod["spec"]["containers"]
+    container.pop("resources")
+    container["env"] = [e for e in container["env"] if e["name"] not in env_names]
+    return pod
+
+
+def test_play_and_search_run_the_same_pod_with_quotas_of_their_own() -> None:
+    """The search replicas are the play replicas' pod but for labels, resources and the
+    solver's settings; their quota is Guaranteed (requests equal limits), so the CPU a search
+    uses is never play's."""
+    kinds = manifests()
+    play = kinds[("Deployment", PLAY)]["spec"]["template"]
+    search = kinds[("Deployment", SEARCH)]["spec"]["template"]
+    solver_env = {"SOLVER_PROCESSES", "SOLVER_QUEUE", "SOLVER_CPUS"}
+    assert without(play, solver_env) == without(search, solver_env)
+    (container,) = search["spec"]["containers"]
+    assert container["resources"]["requests"] == container["resources"]["limits"]
+    assert play["metadata"]["labels"]["app.kubernetes.io/component"] != search["metadata"]["labels"][
+        "app.kubernetes.io/component"]
+
+
+def test_the_ingress_sends_every_search_path_of_every_game_to_the_search_replicas() -> None:
+    """One Exact path per game and search operation, the paths deploy/haproxy.cfg's
+    ``may_search`` matches; everything else to the play replicas."""
+    from service.engine.registry import game_ids
+
+    ingress = next(doc for (kind, _), doc in manifests().items() if kind == "Ingress")
+    (rule,) = ingress["spec"]["rules"]
+    routes = [(p["path"], p["pathType"], p["backend"]["service"]["name"]) for p in rule["http"]["paths"]]
+    searched = {path for path, kind, service in routes if service == SEARCH and kind == "Exact"}
+    assert searched == {f"/v1/games/{game}/{op}" for game in game_ids() for op in SEARCH_OPERATIONS}
+    assert [(path, kind, service) for path, kind, service in routes if service != SEARCH] == [("/", "Prefix", PLAY)]
+    may_search = re.search(r"acl may_search path -m reg (\S+)", (DEPLOY / "haproxy.cfg").read_text())
+    assert may_search
+    assert all(re.match(may_search.group(1), path) for path in searched)
+    assert not re.match(may_search.group(1), "/v1/games/penguin/moves")
 
 
 def test_dockerfile_passes_hadolint() -> None:
