@@ -42,6 +42,9 @@ through an unreader that never touches the socket, so a thread never waits for a
   a lone or much-loaded server takes a burst of N connections within about log2(N /
   threads) deferrals. The share falls back as its connections close (to twice those it
   holds, never below one per thread). A server with one worker never defers.
+- An answer's head and its body leave in one send (:class:`OneSendAnswer`): gunicorn
+  writes them in two, and a server stopped or killed between the two leaves the balancer
+  holding a head with no body, an answer it can neither finish nor retry elsewhere.
 - Left as gthread has it: the thread writes the answer with a blocking send, so a client
   that never reads could hold a thread only with an answer larger than the socket
   buffers (ours are a few KiB; HAProxy reads them whole).
@@ -340,6 +343,41 @@ class BufferedUnreader(Unreader):
         return b""
 
 
+class OneSendAnswer:
+    """The socket a thread answers on: gunicorn's first write (the head) is held and sent
+    with the next one (the body's first bytes) in one ``sendall``, so an answer smaller
+    than the socket's send buffer leaves whole or not at all. Anything else is the socket's."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.head: bytes | None = None
+        self.wrote = False
+
+    def sendall(self, data: bytes) -> None:
+        if not self.wrote:
+            self.wrote = True
+            self.head = bytes(data)
+            return
+        self.sock.sendall(self.flushed(data))
+
+    def sendfile(self, file: Any, offset: int = 0, count: int | None = None) -> int:
+        self.sock.sendall(self.flushed(b""))
+        return self.sock.sendfile(file, offset, count)
+
+    def flushed(self, data: bytes) -> bytes:
+        """``data`` after any head still held, which is no longer held."""
+        head, self.head = self.head, None
+        return head + data if head else data
+
+    def flush(self) -> None:
+        """Sends a head still held: an answer with no body (a HEAD request, a 204)."""
+        if self.head:
+            self.sock.sendall(self.flushed(b""))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
+
+
 class Phase(Enum):
     IDLE = "idle"  # kept alive, no byte of a next request yet
     READING = "reading"  # a request under way
@@ -616,15 +654,19 @@ class WholeRequestWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         """gunicorn's app, called with the environ flagged: its body is whole in memory
-        (``WHOLE_BODY_KEY``), so the app sets no idle bound on a socket it never reads."""
+        (``WHOLE_BODY_KEY``), so the app sets no idle bound on a socket it never reads; and
+        with the connection's own socket, not the :class:`OneSendAnswer` gunicorn writes to."""
         super().load_wsgi()
-        from service.http.body import WHOLE_BODY_KEY
+        from service.http.body import GUNICORN_SOCKET, WHOLE_BODY_KEY
 
         app: Any = self.wsgi  # type: ignore[has-type]  # gunicorn sets it, unannotated
 
-        def whole_body_app(environ: dict[str, Any], start_response: Any) -> Any:
-            environ[WHOLE_BODY_KEY] = True
-            return app(environ, start_response)
+        def whole_body_app(wsgi_env: dict[str, Any], start_response: Any) -> Any:
+            wsgi_env[WHOLE_BODY_KEY] = True
+            answer = wsgi_env[GUNICORN_SOCKET]
+            if isinstance(answer, OneSendAnswer):  # the app sees the socket itself (to poll it)
+                wsgi_env[GUNICORN_SOCKET] = answer.sock
+            return app(wsgi_env, start_response)
 
         self.wsgi = whole_body_app
 
@@ -665,7 +707,14 @@ class WholeRequestWorker(ThreadWorker):
         if conn.continue_sent:
             req._expected_100_continue = False  # the main loop sent "100 Continue" already
         conn.continue_sent = False
-        return super().handle_request(req, conn)
+        sock, answer = conn.sock, OneSendAnswer(conn.sock)
+        conn.sock = answer
+        try:
+            keep = super().handle_request(req, conn)
+            answer.flush()
+            return keep
+        finally:
+            conn.sock = sock
 
     def finish_request(self, conn: WholeRequestConn, fs: Any) -> None:
         """Back from the thread: wait for the connection's next request, or close it. Any

@@ -71,6 +71,7 @@ JSON_BODY_KEY = "patience_engine.json_body"  # where the parsed body is kept in 
 # whole (service/gunicorn_worker.py's worker): the body is in memory, no read can wait on
 # the client, so no idle bound is set on the socket.
 WHOLE_BODY_KEY = "patience_engine.whole_body"
+GUNICORN_SOCKET = "gunicorn.socket"  # the WSGI environ's key of the client's socket, under gunicorn
 
 # Only brackets and quotes can change the nesting depth: everything else is deleted at C
 # speed, brackets mapped to one kind, and escapes (which occur only inside strings) dropped
@@ -247,7 +248,7 @@ def _socket_to_bound(wsgi_env: MutableMapping[str, Any]) -> socket.socket | None
     (:data:`WHOLE_BODY_KEY`)."""
     if wsgi_env.get(WHOLE_BODY_KEY):
         return None
-    sock = wsgi_env.get("gunicorn.socket")
+    sock = wsgi_env.get(GUNICORN_SOCKET)
     if not isinstance(sock, socket.socket) or sock.gettimeout() is not None:
         return None
     return sock

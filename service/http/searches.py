@@ -42,6 +42,7 @@ from prometheus_client import Counter, Gauge
 from service.solver.pool import PoolBusy, Refusal, Search, SearchAbandoned, SolverFailed, shared_pool
 
 from .app_settings import current_settings
+from .body import GUNICORN_SOCKET
 from .problems import ApiError, ProblemCode
 
 T = TypeVar("T")
@@ -80,7 +81,6 @@ class PoolMetrics:
 POOL_METRICS = PoolMetrics()
 
 
-GUNICORN_SOCKET = "gunicorn.socket"  # the WSGI environ's key of the client's socket, under gunicorn
 # The peer shut its side: a poll event of Linux only; elsewhere the peek below sees the EOF.
 POLLRDHUP: int = getattr(select, "POLLRDHUP", 0)
 
