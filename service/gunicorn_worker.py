@@ -13,8 +13,20 @@ through an unreader that never touches the socket, so a thread never waits for a
   accept, for a new connection), else 408 and the connection closes. An idle kept-alive
   connection is closed after gunicorn's ``keepalive``, as gthread does.
 - A body over ``MAX_BODY_BYTES`` (a Content-Length or the chunks' sum) is refused with 413
-  as soon as it is announced; a bad chunk size (``zz``), a missing CRLF, a bare LF or a
-  Content-Length that is not a number are refused with 400 as soon as they are seen.
+  as soon as it is announced; a bad chunk size (``zz``), a missing CRLF, a bare LF, a
+  Content-Length that is not a number or comes twice, or a header field line gunicorn's
+  parser would refuse (a name that is not a token, a control character in a value) are
+  refused with 400 as soon as they are seen.
+- README's limits hold to the byte: a request line of ``limit_request_line`` bytes (4094),
+  a header field line of ``limit_request_field_size`` bytes (8190, without its CRLF), that
+  many fields (100) and a head of :data:`MAX_HEAD_BYTES` (its last empty line included)
+  are taken; one byte or field more is refused (414, 431). gunicorn's parser is given
+  :class:`ParserConfig`, so that it never refuses first what the framer takes.
+- What gunicorn's parser still refuses in the thread (a lower-case method, an HTTP/2.0 or
+  HTTP/0.9 request line, a target that is not printable ASCII, Host or Content-Type twice,
+  an Expect other than 100-continue...) reaches :meth:`WholeRequestWorker.handle_error`,
+  which answers as the worker does (``PARSER_REFUSALS``), never with gunicorn's HTML page;
+  any other error there is a 500 ``internal-error``, logged with its trace.
 - The worker's own answers are problem+json with a ``ProblemCode`` and close the
   connection; the close lingers on the poller (the unread rest of the request is read and
   dropped, never the main loop blocked) so that the answer is not lost to a reset. Each
@@ -30,6 +42,14 @@ through an unreader that never touches the socket, so a thread never waits for a
   the worker's file descriptor limit, and a failed accept (EMFILE) pauses accepting
   briefly rather than spinning on the listener.
 - A new connection that sends nothing is closed without an answer at its deadline.
+- Each answer of the worker's own (the app never saw the request) is counted in the app's
+  ``http_requests_total``, with the endpoint ``<worker>`` (service/http/observability.py).
+- A worker whose master is killed closes its listening sockets at once (with every
+  worker's copy closed the kernel refuses new connections, and the balancer tries another
+  server), rather than leave new connections in the backlog until it exits; the requests
+  it already has are still answered (gthread's graceful end). On Linux the master's death
+  is signalled (``PR_SET_PDEATHSIG``); elsewhere the worker looks before each accept and
+  at each turn of its loop (at least once a second).
 - Connections spread over the workers. All workers wait on the one listening socket, and
   a burst of new connections (a client's or a balancer's pool of keep-alive connections,
   opened at once) would otherwise go mostly to whichever worker the scheduler runs first,
@@ -65,27 +85,36 @@ through an unreader that never touches the socket, so a thread never waits for a
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import heapq
 import http
 import itertools
 import json
+import os
 import re
 import resource
 import selectors
+import signal
 import socket
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gunicorn import util
+from gunicorn.http import errors as parse_errors
 from gunicorn.http import get_parser
 from gunicorn.http.body import CHUNK_EXT_RE
 from gunicorn.http.unreader import Unreader
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
+
+if TYPE_CHECKING:
+    from service.http.problems import ProblemCode
 
 MAX_HEAD_BYTES = 32 * 1024
 """Most bytes of a request line and headers together (431 above): a small buffer per
@@ -108,8 +137,53 @@ ACCEPT_DEFER_SECONDS = 0.025
 another worker: several of CPython's thread switch intervals (5 ms), so that a worker whose
 main loop waits for the GIL behind its busy threads, or for a CPU, still gets its turn."""
 HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
+# A header field line as gunicorn's parser takes it: a token, a colon, a value without
+# controls but HTAB (RFC 9110 sections 5.6.2 and 5.5; obs-text is allowed), in one match.
+FIELD_NAME = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+FIELD_LINE = re.compile(FIELD_NAME + rb":[^\x00-\x08\x0a-\x1f\x7f]*")
+FIELD_LINES = re.compile(rb"(?:\r\n" + FIELD_LINE.pattern + rb")*")  # every line after the request line
 EMPTY_LINES = re.compile(rb"(?:\r\n)*")
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+CRLF_BYTES = 2
+METHOD_BYTES = 20  # a longer method gunicorn refuses; enough for the label of the metrics
+
+ORPHAN_SIGNAL = signal.SIGUSR2
+"""The signal Linux sends a worker when its master dies (``PR_SET_PDEATHSIG``): it only
+wakes the main loop, which then sees the master gone (gunicorn's master sends it no USR2)."""
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+# gunicorn's own refusals (its parser's exceptions, raised in the thread and handed to the
+# worker's handle_error), answered as the worker answers its own: the exception's name in
+# gunicorn.http.errors (27.0.1 has them all; one an older gunicorn lacks is skipped), the
+# status, and a fixed detail, never the client's bytes. Any other exception is a 500, logged.
+PARSER_REFUSAL_NAMES: tuple[tuple[str, int, str], ...] = (
+    ("LimitRequestLine", 414, "the request line is too long"),
+    ("LimitRequestHeaders", 431, "the request's header fields are over the server's limits"),
+    ("InvalidRequestLine", 400, "the request line is not 'METHOD target HTTP/1.x'"),
+    ("InvalidRequestMethod", 400, "the method is not an upper-case token of 3 to 20 characters"),
+    ("InvalidHTTPVersion", 400, "the HTTP version is not HTTP/1.x"),
+    ("ObsoleteFolding", 400, "a header field is folded over several lines (RFC 9112 section 5.2)"),
+    ("InvalidHeaderName", 400, "a header field name is not accepted (a token, without '_')"),
+    ("InvalidHeader", 400,
+     "a header field is malformed, or repeated where it may come once (Host, Content-Type, Content-Length)"),
+    ("UnsupportedTransferCoding", 400, "the only Transfer-Encoding accepted is chunked (HTTP/1.1)"),
+    ("InvalidChunkSize", 400, "the chunked body is malformed"),
+    ("ChunkMissingTerminator", 400, "the chunked body is malformed"),
+    ("InvalidChunkExtension", 400, "the chunked body is malformed"),
+    ("InvalidSchemeHeaders", 400, "the request's scheme headers contradict each other"),
+    ("InvalidProxyLine", 400, "the PROXY protocol header is malformed"),
+    ("InvalidProxyHeader", 400, "the PROXY protocol header is malformed"),
+    ("ForbiddenProxyRequest", 403, "the PROXY protocol is not accepted from this address"),
+    ("ExpectationFailed", 417, "the only expectation accepted is 100-continue"),
+    ("InvalidH2CPreface", 400, "HTTP/2 is not served"),
+)
+PARSER_REFUSALS: tuple[tuple[type[Exception], int, str], ...] = tuple(
+    (getattr(parse_errors, name), status, detail) for name, status, detail in PARSER_REFUSAL_NAMES
+    if hasattr(parse_errors, name))
+APP_FAULTS: tuple[type[Exception], ...] = tuple(
+    getattr(parse_errors, name) for name in ("InvalidResponseHeader", "InvalidResponseHeaderName", "ConfigurationProblem")
+    if hasattr(parse_errors, name))
+"""Not the client's fault, though some subclass a refusal above: a 500, logged with its trace."""
 
 
 class Rejection(Exception):
@@ -164,6 +238,10 @@ class RequestFramer:
         self.buf += data
         return self._advance()
 
+    def method(self) -> str:
+        """The request's method as far as it came (for the metrics, whose label is bounded)."""
+        return bytes(self.buf[:METHOD_BYTES + 1]).partition(b" ")[0].decode("latin-1")
+
     @property
     def started(self) -> bool:
         return bool(self.buf)
@@ -205,8 +283,8 @@ class RequestFramer:
         if end > MAX_HEAD_BYTES:
             raise Rejection(431, f"the request head is over {MAX_HEAD_BYTES} bytes")
         self.head_end = end
-        lines = bytes(buf[:end - 4]).split(b"\r\n")
-        self._frame(lines[0], self._header_fields(lines[1:]))
+        head = bytes(buf[:end - 4])
+        self._frame(head.partition(b"\r\n")[0], self._header_fields(head))
         return True
 
     def _end_of_block(self, start: int) -> int:
@@ -230,29 +308,34 @@ class RequestFramer:
         if not self.head_end:
             return None
         try:
-            fields = self._header_fields(bytes(self.buf[:self.head_end - 4]).split(b"\r\n")[1:])
+            fields = self._header_fields(bytes(self.buf[:self.head_end - 4]))
         except Rejection:
             return None  # refused for its header fields: none of them is to be trusted
         values = [value for name, value in fields if name == b"x-request-id"]
         return b",".join(values).decode("latin-1") if values else None
 
-    def _header_fields(self, lines: list[bytes]) -> list[tuple[bytes, bytes]]:
-        if len(lines) > self.limits.max_fields:
-            raise Rejection(431, f"the request has over {self.limits.max_fields} header fields")
-        fields: list[tuple[bytes, bytes]] = []
-        for line in lines:
-            if len(line) > self.limits.max_field_bytes:
-                raise Rejection(431, f"a header field is over {self.limits.max_field_bytes} bytes")
-            name, colon, value = line.partition(b":")
-            if not colon or not name or name != name.strip():
-                raise Rejection(400, "a header line is not 'name: value'")
-            fields.append((name.lower(), value.strip(b" \t")))
-        return fields
+    def _header_fields(self, head: bytes) -> list[tuple[bytes, bytes]]:
+        """The (lower-case name, value) of each header field of ``head`` (the request line and
+        the field lines, without the empty line), refused as gunicorn's parser would refuse
+        them, and within the limits. All lines are checked in one match; only a refused head
+        is looked at line by line, for the first line at fault."""
+        lines = head.split(b"\r\n")[1:]
+        limits = self.limits
+        if len(lines) > limits.max_fields:
+            raise Rejection(431, f"the request has over {limits.max_fields} header fields")
+        too_long = len(head) > limits.max_field_bytes and max(map(len, lines), default=0) > limits.max_field_bytes
+        if lines and (too_long or not FIELD_LINES.fullmatch(head, head.index(b"\r\n"))):
+            for line in lines:
+                if len(line) > limits.max_field_bytes:
+                    raise Rejection(431, f"a header field is over {limits.max_field_bytes} bytes")
+                if not FIELD_LINE.fullmatch(line):
+                    raise Rejection(400, field_line_problem(line))
+        return [(name.lower(), value.strip(b" \t")) for name, _, value in (line.partition(b":") for line in lines)]
 
     def _frame(self, request_line: bytes, fields: list[tuple[bytes, bytes]]) -> None:
         """Where the body ends (RFC 9112 section 6.3), from the framing headers."""
         codings = [c.strip().lower() for n, v in fields if n == b"transfer-encoding" for c in v.split(b",")]
-        lengths = {v for n, v in fields if n == b"content-length"}
+        lengths = [v for n, v in fields if n == b"content-length"]
         http_10 = request_line.endswith(b"HTTP/1.0")
         self.expects_continue = not http_10 and any(
             n == b"expect" and v.lower() == b"100-continue" for n, v in fields)
@@ -263,8 +346,8 @@ class RequestFramer:
                 raise Rejection(400, "the only Transfer-Encoding accepted is chunked (HTTP/1.1)")
             self.stage, self.pos = Stage.CHUNK_SIZE, self.head_end
             return
-        if len(lengths) > 1:
-            raise Rejection(400, "the request has Content-Length headers that differ")
+        if len(lengths) > 1:  # even the same twice: gunicorn's parser would refuse it
+            raise Rejection(400, "the request has more than one Content-Length")
         length = lengths.pop() if lengths else b"0"
         if not length.isdigit():
             raise Rejection(400, "Content-Length is not a number of bytes")
@@ -335,12 +418,50 @@ class RequestFramer:
 
 # --- the worker -----------------------------------------------------------------------------
 
+def field_line_problem(line: bytes) -> str:
+    """Why a header field line does not match ``FIELD_LINE`` (the detail of its 400)."""
+    name, colon, _ = line.partition(b":")
+    if not colon or not name or name != name.strip():
+        return "a header line is not 'name: value'"
+    if not re.fullmatch(FIELD_NAME, name):
+        return "a header field name is not a token (RFC 9110 section 5.6.2)"
+    return "a header field value holds a control character (RFC 9110 section 5.5)"
+
+
+def ask_for_orphan_signal() -> bool:
+    """Ask Linux to send this process ``ORPHAN_SIGNAL`` when its parent dies
+    (``prctl(PR_SET_PDEATHSIG)``); False where that cannot be asked (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    args = (PR_SET_PDEATHSIG, int(ORPHAN_SIGNAL), 0, 0, 0)
+    return int(prctl(*(ctypes.c_ulong(arg) for arg in args))) == 0
+
+
 class BufferedUnreader(Unreader):
     """gunicorn's unreader over bytes already read: its source is always at its end, so the
     thread's parser reads only what the main loop read, and never waits on the socket."""
 
     def chunk(self, size_hint: int | None = None) -> bytes:
         return b""
+
+
+class ParserConfig:
+    """gunicorn's settings as its request parser reads them, but for ``limit_request_field_size``,
+    ``CRLF_BYTES`` larger: gunicorn 27.0.1 counts a field line's CRLF in it
+    (``Message.parse_headers``), the framer, as README, counts the line alone. So the framer,
+    which refuses a field over the limit with 431 problem+json, is always the first to refuse
+    (a gunicorn that counts the line alone is 2 bytes more lenient, and the framer still refuses)."""
+
+    def __init__(self, cfg: Any, max_field_bytes: int) -> None:
+        self.cfg = cfg
+        self.limit_request_field_size = max_field_bytes + CRLF_BYTES
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cfg, name)
 
 
 class OneSendAnswer:
@@ -390,6 +511,9 @@ class WholeRequestConn(TConn):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.read_ahead = b""  # bytes read past the request being served (pipelined)
+        self.request = b""  # the request being served, as the main loop read it
+        self.head_end = 0  # where its head ends in it
+        self.answered = False  # its answer was written (an error after it is not answered)
         self.continue_sent = False
         self.released = False  # closed and no longer counted in the worker's nr_conns
 
@@ -421,6 +545,11 @@ class WholeRequestWorker(ThreadWorker):
             max_field_bytes=cfg.limit_request_field_size if cfg.limit_request_field_size > 0 else MAX_HEAD_BYTES,
             max_fields=cfg.limit_request_fields if cfg.limit_request_fields > 0 else MAX_HEAD_BYTES,
         )
+        self.parser_cfg = ParserConfig(cfg, self.limits.max_field_bytes)
+        self.serving = threading.local()  # in a thread: the connection it serves (for handle_error)
+        self.master: int | None = None  # the master's pid, once the worker runs (init_process)
+        self.orphaned = False  # the master is gone: the listeners are closed
+        self.count_answer: Callable[[str, int], None] = lambda method, status: None  # set in init_process
         self.waiting: dict[WholeRequestConn, Waiting] = {}  # in the order they started waiting
         self.deadlines: list[tuple[float, int, Waiting]] = []  # a heap; stale entries skipped
         self.order = itertools.count()
@@ -452,7 +581,10 @@ class WholeRequestWorker(ThreadWorker):
     def accept(self, listener: socket.socket) -> None:
         """Connections are waiting: take them up to this worker's share, all in one go (a
         worker whose threads hold the GIL gets few turns of its loop); beyond it, leave
-        them to another worker for ``ACCEPT_DEFER_SECONDS`` (see :meth:`accept_deferred`)."""
+        them to another worker for ``ACCEPT_DEFER_SECONDS`` (see :meth:`accept_deferred`). Never
+        once the master is gone (:meth:`is_parent_alive`)."""
+        if not self.is_parent_alive():
+            return
         self.share = max(self.least_share, min(self.share, 2 * self.nr_conns))  # falls back as connections close
         if self.nr_conns >= self.share:
             self.accept_deferred_until = time.monotonic() + ACCEPT_DEFER_SECONDS
@@ -466,7 +598,7 @@ class WholeRequestWorker(ThreadWorker):
         worker, so this worker's share doubles and it takes it (and, on the listener
         again, those behind it up to the new share)."""
         self.accept_deferred_until = 0.0
-        if not self.alive:
+        if not self.is_parent_alive() or not self.alive:
             return
         for listener in self.sockets:
             if self.nr_conns < self.worker_connections and self.accept_one(listener):
@@ -571,31 +703,47 @@ class WholeRequestWorker(ThreadWorker):
         self.unwait(waiting)
         conn = waiting.conn
         if conn.parser is None:
-            conn.parser = get_parser(self.cfg, conn.sock, conn.client)
+            conn.parser = get_parser(self.parser_cfg, conn.sock, conn.client)
             conn.parser.unreader = BufferedUnreader()
             conn.initialized = conn.data_ready = True  # gthread's handle() then reads no socket
-        conn.parser.unreader.unread(bytes(waiting.framer.buf[:end]))
+        conn.request, conn.head_end = bytes(waiting.framer.buf[:end]), waiting.framer.head_end
+        conn.parser.unreader.unread(conn.request)
         conn.read_ahead = bytes(waiting.framer.buf[end:])
         waiting.framer.buf.clear()  # the deadline heap may hold this Waiting a while
         self.enqueue_req(conn)
 
     def answer(self, waiting: Waiting, rejection: Rejection) -> None:
         """Answer a refused request with problem+json, then close (lingering)."""
-        code = self.codes[rejection.status]
-        phrase = http.HTTPStatus(rejection.status).phrase
-        rid = self.request_id(waiting.framer.client_request_id())
+        problem = self.problem(rejection.status, rejection.detail, waiting.framer.client_request_id(),
+                               waiting.framer.method(), waiting.conn.client)
+        self.send_now(waiting.conn.sock, problem)
+        self.linger(waiting)
+
+    def problem(self, status: int, detail: str, client_id: str | None, method: str, client: Any) -> bytes:
+        """The whole problem+json answer (head and body) to a request the worker refuses, with
+        its request id (the client's, if usable); logged and counted in the metrics."""
+        code = self.code_for(status)
+        rid = self.request_id(client_id)
         body = json.dumps({
-            "type": "about:blank", "title": code.title_for(rejection.status), "status": rejection.status,
-            "detail": rejection.detail, "code": code.value, "request_id": rid,
+            "type": "about:blank", "title": code.title_for(status), "status": status,
+            "detail": detail, "code": code.value, "request_id": rid,
         }).encode()
-        head = (f"HTTP/1.1 {rejection.status} {phrase}\r\nContent-Type: application/problem+json\r\n"
+        head = (f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\nContent-Type: application/problem+json\r\n"
                 f"Content-Length: {len(body)}\r\n{self.request_id_header}: {rid}\r\nConnection: close\r\n\r\n"
                 ).encode()
-        log = self.log.debug if rejection.status == 408 else self.log.info
-        log("answered %d %s to %s (request %s): %s", rejection.status, code.value, waiting.conn.client, rid,
-            rejection.detail, extra={"request_id": rid})
-        self.send_now(waiting.conn.sock, head + body)
-        self.linger(waiting)
+        log = self.log.debug if status == 408 else self.log.info
+        log("answered %d %s to %s (request %s): %s", status, code.value, client, rid, detail,
+            extra={"request_id": rid})
+        self.count_answer(method, status)
+        return head + body
+
+    def code_for(self, status: int) -> ProblemCode:
+        """The problem code of a status the worker answers (as the app picks one for an
+        HTTP error without a code of its own: ``http-error``, or ``internal-error`` for a 5xx)."""
+        code = self.codes.get(status)
+        if code is None:
+            code = self.other_codes[status >= 500]
+        return code
 
     def linger(self, waiting: Waiting) -> None:
         """Half-close; read and drop what the client still sends, for LINGER_SECONDS at most."""
@@ -631,26 +779,75 @@ class WholeRequestWorker(ThreadWorker):
     # --- gthread's hooks --------------------------------------------------------------------
 
     def init_process(self) -> None:
-        # The app's modules load in the worker, never in gunicorn's master.
-        from service.http.observability import REQUEST_ID_HEADER, incoming_request_id
-        from service.http.problems import ProblemCode
-
         # Connections never run the worker out of file descriptors (EMFILE).
         descriptors = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         if descriptors != resource.RLIM_INFINITY and self.worker_connections > descriptors - SPARE_DESCRIPTORS:
             self.worker_connections = max(descriptors - SPARE_DESCRIPTORS, 1)
             self.log.warning("worker_connections lowered to %d: the file descriptor limit is %d",
                              self.worker_connections, descriptors)
-        worker_codes = (ProblemCode.MALFORMED_REQUEST, ProblemCode.REQUEST_TIMEOUT, ProblemCode.BODY_TOO_LARGE,
-                        ProblemCode.REQUEST_LINE_TOO_LONG, ProblemCode.HEADERS_TOO_LARGE)
-        self.codes = {code.status: code for code in worker_codes}
-        # The id of a refused request, made as the app makes one (one place for its format).
-        self.request_id: Callable[[str | None], str] = incoming_request_id
-        self.request_id_header = REQUEST_ID_HEADER
+        self.init_answers()
+        self.master = self.ppid
         if not self.configured:
             raise RuntimeError(f"{type(self).__name__} was not configured: name it in deploy/gunicorn.conf.py, "
                                "whose post_fork hook gives it MAX_BODY_BYTES and REQUEST_READ_SECONDS")
         super().init_process()
+
+    def init_answers(self) -> None:
+        """What the worker's own answers take from the app's modules, which load in the
+        worker, never in gunicorn's master: the problem codes, the request id, the metrics."""
+        from service.http.observability import REQUEST_ID_HEADER, count_worker_answer, incoming_request_id
+        from service.http.problems import ProblemCode
+
+        worker_codes = (ProblemCode.MALFORMED_REQUEST, ProblemCode.REQUEST_TIMEOUT, ProblemCode.BODY_TOO_LARGE,
+                        ProblemCode.REQUEST_LINE_TOO_LONG, ProblemCode.HEADERS_TOO_LARGE)
+        self.codes = {code.status: code for code in worker_codes}
+        self.other_codes = (ProblemCode.HTTP_ERROR, ProblemCode.INTERNAL_ERROR)  # by "is it a 5xx"
+        # Every answer of the worker's own is counted in http_requests_total, as the app's are.
+        self.count_answer = count_worker_answer
+        # The id of a refused request, made as the app makes one (one place for its format).
+        self.request_id: Callable[[str | None], str] = incoming_request_id
+        self.request_id_header = REQUEST_ID_HEADER
+
+    def init_signals(self) -> None:
+        """gunicorn's signals, and on Linux word of the master's death at once: its signal
+        (``ORPHAN_SIGNAL``) does nothing but write gunicorn's wakeup byte, which wakes the main
+        loop (:meth:`run`), which then finds the master gone. Elsewhere the loop looks at
+        least once a second, and before every accept."""
+        super().init_signals()
+        signal.signal(ORPHAN_SIGNAL, lambda signum, frame: None)
+        signal.siginterrupt(ORPHAN_SIGNAL, False)
+        if not ask_for_orphan_signal():
+            self.log.debug("no signal on the master's death here: it is looked for at each accept and each second")
+
+    def run(self) -> None:
+        if self.PIPE:  # gunicorn's signal wakeup pipe (set_wakeup_fd), which gthread leaves unread
+            self.poller.register(self.PIPE[0], selectors.EVENT_READ, self.on_signal)
+        super().run()
+
+    def on_signal(self, pipe: int) -> None:
+        """A signal came (its wakeup byte): drain the pipe, and see whether the master is gone."""
+        with contextlib.suppress(OSError):  # BlockingIOError once empty
+            while os.read(pipe, 512):
+                pass
+        self.is_parent_alive()
+
+    def is_parent_alive(self) -> bool:
+        """gthread's check of its master, made each turn of the main loop, on any signal and
+        before each accept. A master gone (killed) closes the listening sockets at once: with
+        every worker's copy closed the kernel refuses new connections (the balancer tries
+        another server), instead of leaving them in the backlog of workers that no longer
+        accept; requests already read are still answered (gthread's graceful end)."""
+        if self.master is None or os.getppid() == self.master:
+            return True
+        if not self.orphaned:
+            self.orphaned = True
+            self.alive = False
+            super().set_accept_enabled(False)  # gthread's: the listeners off the poller
+            for listener in self.sockets:
+                listener.close()
+            self.log.warning("the master %d is gone: listening sockets closed, finishing the requests under way",
+                             self.master)
+        return False
 
     def load_wsgi(self) -> None:
         """gunicorn's app, called with the environ flagged: its body is whole in memory
@@ -699,9 +896,44 @@ class WholeRequestWorker(ThreadWorker):
             if idle is not None:
                 self.drop(idle)
                 enabled = self.nr_conns < self.worker_connections
-        if enabled and (self.accept_deferred_until or time.monotonic() < self.accept_paused_until):
+        if enabled and (self.accept_deferred_until or time.monotonic() < self.accept_paused_until or self.orphaned):
             enabled = False
         super().set_accept_enabled(enabled)
+
+    def handle(self, conn: WholeRequestConn) -> Any:
+        """gthread's, in a thread; :meth:`handle_error` may need to know the connection."""
+        self.serving.conn = conn
+        conn.answered = False
+        try:
+            return super().handle(conn)
+        finally:
+            self.serving.conn = None
+
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        """gunicorn's answer to an error in a thread, as problem+json like the worker's own
+        (gunicorn's is an HTML page): a refusal of its parser (``PARSER_REFUSALS``: a bad
+        method, version or header name, Host or Content-Type twice...) with its status, any
+        other error 500 ``internal-error`` (logged with its trace). The request id is the
+        client's if the framer read the header fields, as for the worker's own refusals;
+        the connection then closes (gthread's handle answers False)."""
+        status, detail = 500, "the service failed to answer; the error was logged"
+        if not isinstance(exc, APP_FAULTS):
+            status, detail = next(((s, d) for kind, s, d in PARSER_REFUSALS if isinstance(exc, kind)), (status, detail))
+        if status >= 500:
+            self.log.exception("error handling a request from %s", addr)
+        conn: WholeRequestConn | None = getattr(self.serving, "conn", None)
+        if conn is not None and conn.answered:  # failed after its answer (gthread's keep-alive drain)
+            self.log.info("error after answering %s (connection closed): %s", addr, exc)
+            return
+        client_id, method = None, ""
+        if conn is not None and conn.request:
+            framer = RequestFramer(self.limits, buf=bytearray(conn.request), head_end=conn.head_end)
+            client_id, method = framer.client_request_id(), framer.method()
+        problem = self.problem(status, detail, client_id, method, addr)
+        try:
+            client.sendall(problem)
+        except OSError as error:
+            self.log.debug("the answer to a refused request was not sent: %s", error)
 
     def handle_request(self, req: Any, conn: WholeRequestConn) -> Any:
         if conn.continue_sent:
@@ -712,6 +944,7 @@ class WholeRequestWorker(ThreadWorker):
         try:
             keep = super().handle_request(req, conn)
             answer.flush()
+            conn.answered = True
             return keep
         finally:
             conn.sock = sock
@@ -725,6 +958,7 @@ class WholeRequestWorker(ThreadWorker):
             self.abandon(conn, "finishing a request")
 
     def after_request(self, conn: WholeRequestConn, fs: Any) -> None:
+        conn.request = b""  # kept for handle_error only: an idle connection holds no request
         try:
             keep = bool(fs.result()) if not fs.cancelled() else False
         except Exception:

@@ -5,7 +5,10 @@
   the response header, and added to every log record written while the request runs.
 - Metrics: Prometheus counters and histograms, every label from a fixed set
   (:func:`request_labels`: an unknown method counts as ``other``), so no request can add a
-  series. Under gunicorn (several worker processes) ``PROMETHEUS_MULTIPROC_DIR`` is set
+  series. The gunicorn worker's own answers (408, 413, 414, 431, the 400s of broken framing
+  and of gunicorn's parser) are counted in ``http_requests_total`` too, with the endpoint
+  ``<worker>`` (:func:`count_worker_answer`): the app never routed them. Under gunicorn
+  (several worker processes) ``PROMETHEUS_MULTIPROC_DIR`` is set
   before this module is imported (deploy/gunicorn.conf.py sees to it) and prometheus_client
   then keeps the values in files that :func:`metrics_payload` adds up; without it (tests,
   ``flask run``) one in-process registry is used.
@@ -111,6 +114,7 @@ SOLVER_SECONDS = Histogram(
 LABELLED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
 OTHER_LABEL = "other"
 UNMATCHED_ENDPOINT = "<unmatched>"
+WORKER_ENDPOINT = "<worker>"  # refused by the gunicorn worker before the app saw it
 KNOWN_STATUSES = frozenset(int(s) for s in http.HTTPStatus)
 
 
@@ -122,11 +126,35 @@ def request_labels(method: str, rule: Rule | None, status: int) -> tuple[str, st
     >>> request_labels("GET", None, 799)
     ('GET', '<unmatched>', 'other')
     """
+    return label_values(method, rule.rule if rule is not None else UNMATCHED_ENDPOINT, status)
+
+
+def label_values(method: str, endpoint: str, status: int) -> tuple[str, str, str]:
+    """The (method, endpoint, status) labels, the method and status from their fixed sets;
+    ``endpoint`` must be a route template or one of the fixed values above.
+
+    >>> label_values("get", WORKER_ENDPOINT, 400)
+    ('other', '<worker>', '400')
+    """
     return (
         method if method in LABELLED_METHODS else OTHER_LABEL,
-        rule.rule if rule is not None else UNMATCHED_ENDPOINT,
+        endpoint,
         str(status) if status in KNOWN_STATUSES else OTHER_LABEL,
     )
+
+
+@cache  # as many as label_values has label sets for WORKER_ENDPOINT: a fixed number
+def worker_answers(labels: tuple[str, str, str]) -> Any:
+    return HTTP_REQUESTS.labels(*labels)
+
+
+def count_worker_answer(method: str, status: int) -> None:
+    """Count in ``http_requests_total`` a request the gunicorn worker answered itself
+    (service/gunicorn_worker.py), with the endpoint ``WORKER_ENDPOINT``; ``method`` is what
+    the request line began with, whatever it is (it counts as ``other`` unless a usual verb).
+    Not in the latency histogram, which times the app. Safe from any thread of the worker.
+    """
+    worker_answers(label_values(method, WORKER_ENDPOINT, status)).inc()
 
 
 def record_solver_run(game_id: str, result: str, seconds: float) -> None:

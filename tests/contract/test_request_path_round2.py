@@ -21,9 +21,9 @@ from flask import Flask
 from service.engine.core import State
 from service.engine.penguin import PRESETS, PenguinFamily
 from service.engine.registry import get_game
-from service.gunicorn_worker import WholeRequestWorker
+from service.gunicorn_worker import OneSendAnswer, WholeRequestWorker
 from service.http import create_app
-from service.http.body import BODY_IDLE_SECONDS, WHOLE_BODY_KEY, parse_json, read_body
+from service.http.body import BODY_IDLE_SECONDS, GUNICORN_SOCKET, WHOLE_BODY_KEY, parse_json, read_body
 from service.http.observability import incoming_request_id, new_request_id
 from service.http.problems import ApiError, ProblemCode
 from tests.app_settings import settings_for_tests
@@ -72,8 +72,9 @@ def test_the_whole_request_worker_tells_the_app_its_bodies_are_whole() -> None:
     worker = WholeRequestWorker.__new__(WholeRequestWorker)  # only load_wsgi is under test
     worker.app = SimpleNamespace(wsgi=lambda: app)
     worker.load_wsgi()
-    assert worker.wsgi({"PATH_INFO": "/"}, None) == [b""]
-    assert seen == {"PATH_INFO": "/", WHOLE_BODY_KEY: True}
+    with socket.socket() as sock:  # gunicorn writes through the wrapping; the app sees the socket
+        assert worker.wsgi({"PATH_INFO": "/", GUNICORN_SOCKET: OneSendAnswer(sock)}, None) == [b""]
+        assert seen == {"PATH_INFO": "/", WHOLE_BODY_KEY: True, GUNICORN_SOCKET: sock}
 
 
 def hooked_loads(text: str) -> Any:
