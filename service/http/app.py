@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, Final, cast
+from typing import Any, Final, Self, cast
 
 import flask
 import orjson
@@ -18,7 +18,8 @@ from flask.sessions import NullSession, SecureCookieSessionInterface
 from flask.signals import appcontext_tearing_down, request_finished, request_started, request_tearing_down
 from flask_smorest.spec.plugins import FlaskPlugin
 from werkzeug.datastructures import Headers
-from werkzeug.routing import Map, MapAdapter, Rule, RuleFactory
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map, MapAdapter, RequestRedirect, Rule, RuleFactory
 from werkzeug.routing.converters import DEFAULT_CONVERTERS, BaseConverter
 from werkzeug.sansio.response import Response
 from werkzeug.utils import get_content_type
@@ -231,9 +232,37 @@ def reads_segments_alone(rule: Rule) -> bool:
     return True
 
 
-class RememberingAdapter(MapAdapter):
-    """Werkzeug's URL adapter, remembering the rule and path values its own request matched
-    (``match(return_rule=True)`` with nothing overridden: Flask's one match a request).
+class RelativeRedirectAdapter(MapAdapter):
+    """Werkzeug's URL adapter, whose redirects (the 308 that merges a path's slashes, the
+    one that adds a rule's trailing slash) carry a relative ``Location``: the path and
+    query alone. Werkzeug writes an absolute URL from the request's ``Host`` header, which
+    a client chooses (RFC 9110 allows a relative reference). The service's rules redirect
+    in no other way (no ``redirect_to``, no aliases: tests/contract/test_strict_input.py)."""
+
+    @classmethod
+    def like(cls, adapter: MapAdapter) -> Self:
+        """An adapter bound as ``adapter`` is."""
+        return cls(adapter.map, adapter.server_name, adapter.script_name, adapter.subdomain, adapter.url_scheme,
+                   adapter.path_info, adapter.default_method, adapter.query_args)
+
+    def make_redirect_url(
+        self,
+        path_info: str,
+        query_args: Mapping[str, Any] | str | None = None,
+        domain_part: str | None = None,
+    ) -> str:
+        """Werkzeug's redirect URL without its scheme and host: ``/path?query``. The path
+        starts with exactly one slash (``//host`` would name another host)."""
+        if query_args is None:
+            query_args = self.query_args
+        path = "/" + "/".join((self.script_name.strip("/"), path_info.lstrip("/"))).lstrip("/")
+        return f"{path}?{self.encode_query_args(query_args)}" if query_args else path
+
+
+class RememberingAdapter(RelativeRedirectAdapter):
+    """Werkzeug's URL adapter (with relative redirects), remembering the rule and path
+    values its own request matched (``match(return_rule=True)`` with nothing overridden:
+    Flask's one match a request).
 
     :class:`ServiceMap` remembers adapters per set of the environ values a bind reads, the
     path and method among them, so such a match always finds the same rule with the same
@@ -249,12 +278,6 @@ class RememberingAdapter(MapAdapter):
         # The request host Werkzeug's ``get_host`` reads from the environ values this
         # adapter was remembered for (set by :meth:`ServiceFlask.create_url_adapter`).
         self.request_host: str | None = None
-
-    @classmethod
-    def like(cls, adapter: MapAdapter) -> RememberingAdapter:
-        """An adapter bound as ``adapter`` is."""
-        return cls(adapter.map, adapter.server_name, adapter.script_name, adapter.subdomain, adapter.url_scheme,
-                   adapter.path_info, adapter.default_method, adapter.query_args)
 
     def match(
         self,
@@ -310,17 +333,24 @@ class ServiceMap(Map):
         super().add(rulefactory)
         self._adapters.clear()  # their matches may no longer be the first rule's
 
+    def bind(self, *args: Any, **kwargs: Any) -> MapAdapter:
+        """Werkzeug's bind, as a :class:`RelativeRedirectAdapter`."""
+        return RelativeRedirectAdapter.like(super().bind(*args, **kwargs))
+
     def bind_to_environ(self, environ: Any, server_name: str | None = None, subdomain: str | None = None) -> MapAdapter:
+        """Werkzeug's bind to a request (which calls ``Map.bind`` itself, not :meth:`bind`),
+        as a :class:`RelativeRedirectAdapter`; remembered as a :class:`RememberingAdapter`
+        where it can be."""
         wsgi_env = environ
         if server_name is not None or type(wsgi_env) is not dict:
-            return super().bind_to_environ(environ, server_name, subdomain)
+            return RelativeRedirectAdapter.like(super().bind_to_environ(environ, server_name, subdomain))
         key = (subdomain, *map(wsgi_env.get, BIND_ENVIRON_KEYS))
         try:
             return self._adapters[key]
         except KeyError:
             pass
         except TypeError:  # a value that cannot be a key: bound anew
-            return super().bind_to_environ(environ, server_name, subdomain)
+            return RelativeRedirectAdapter.like(super().bind_to_environ(environ, server_name, subdomain))
         adapter = RememberingAdapter.like(super().bind_to_environ(environ, server_name, subdomain))
         if len(self._adapters) >= self.MAX_ADAPTERS:
             self._adapters.clear()
@@ -404,6 +434,15 @@ class ServiceResponse(flask.Response):
         return super().get_wsgi_headers(environ)
 
 
+def bodiless_redirect(redirect: RequestRedirect) -> ServiceResponse:
+    """A routing redirect (:class:`RelativeRedirectAdapter`'s relative ``Location``)
+    answered with no body and no ``Content-Type``: Werkzeug's carries an HTML page, and
+    the service answers no HTML from its API paths."""
+    response = ServiceResponse(status=redirect.code, headers={"Location": redirect.new_url})
+    del response.headers["Content-Type"]
+    return response
+
+
 class NullSessionInterface(SecureCookieSessionInterface):
     """Flask's cookie sessions, with one null session for every request: the service sets
     no secret key, so Flask makes a null session (read-only, every write raises) for each
@@ -433,7 +472,9 @@ class ServiceFlask(Flask):
       them anew, as it always did); nor is anything past :data:`MAX_SYNC_FUNCTIONS` (the
       app's functions are a fixed set, far fewer).
     - URL adapters, requests, responses and null sessions from :class:`ServiceMap`,
-      :class:`ServiceRequest`, :class:`ServiceResponse` and :class:`NullSessionInterface`.
+      :class:`ServiceRequest`, :class:`ServiceResponse` and :class:`NullSessionInterface`;
+      a routing redirect (the 308 that merges slashes) with a relative ``Location`` and no
+      body (:class:`RelativeRedirectAdapter`, :meth:`handle_http_exception`).
     - Flask's steps of a request take a short way while the app uses none of what they
       would look for: no receiver connected to the signal a step sends, no URL value
       preprocessor, and hooks registered on the app alone, not on a blueprint
@@ -533,6 +574,13 @@ class ServiceFlask(Flask):
         ):
             return super().dispatch_request()
         return self.ensure_sync(self.view_functions[rule.endpoint])(**req.view_args)  # type: ignore[arg-type]
+
+    def handle_http_exception(self, e: HTTPException) -> Any:
+        """Flask's, with a routing redirect answered by :func:`bodiless_redirect` (Flask
+        hands a routing exception back as the answer, and Werkzeug's is an HTML page)."""
+        if isinstance(e, RequestRedirect):
+            return bodiless_redirect(e)
+        return super().handle_http_exception(e)
 
     def finalize_request(self, rv: Any, from_error_handler: bool = False) -> flask.Response:
         """Flask's, without sending ``request_finished`` to no receiver; Flask's own step

@@ -19,7 +19,10 @@ any view runs:
 - A POST to an API route whose body is not JSON (a ``Content-Type`` other than
   ``application/json`` or ``application/*+json``, or a body with no ``Content-Type``):
   415 ``unsupported-media-type`` (:func:`check_media_type`), never read as if it were
-  absent. A POST with neither a body nor a ``Content-Type`` passes (a deal needs no body).
+  absent; so does a JSON type naming a charset other than UTF-8 (:func:`check_charset`:
+  JSON is UTF-8, and a body is never read in a charset other than the one it names). A
+  POST with neither a body nor a ``Content-Type`` passes (a deal needs no body); a body
+  declared JSON and empty answers 400 ``malformed-json`` (an empty text is no JSON value).
 - A JSON body (``application/json`` or ``application/*+json``) is parsed once, strictly,
   by :func:`parse_json`: nesting deeper than :data:`MAX_JSON_DEPTH` (checked before the
   recursive parser runs), a number longer than :data:`MAX_NUMBER_CHARS` characters, a key
@@ -318,6 +321,16 @@ def check_content_encoding(wsgi_env: MutableMapping[str, Any]) -> None:
 
 
 JSON_MEDIA_TYPE: Final = "application/json"
+JSON_CHARSET: Final = "utf-8"  # the one charset a JSON body is read in (RFC 8259), in any case
+# A media type's parameters (RFC 9110: ``;`` name ``=`` token or quoted-string), each as
+# (name, value as sent): enough to find every ``charset`` in a Content-Type, however many.
+_MEDIA_PARAMETER: Final = re.compile(r';[ \t]*([^;=\s]+)[ \t]*=[ \t]*("(?:[^"\\]|\\.)*"(?=[ \t]*(?:;|$))|[^;]*)')
+_QUOTED_PAIR: Final = re.compile(r"\\(.)", re.DOTALL)
+MAX_CHARSET_SHOWN: Final = 40  # a refused charset's characters quoted in the answer (a header may hold 8 KiB)
+EMPTY_JSON_DETAIL: Final = (
+    "the request body is empty, and an empty body is not JSON: send a JSON value with Content-Type: "
+    "application/json (only a deal may be asked for with no body, and then no Content-Type)"
+)
 
 
 def request_mimetype(request: flask.Request) -> str:
@@ -329,26 +342,65 @@ def request_mimetype(request: flask.Request) -> str:
     return request.mimetype
 
 
-def check_media_type(request: flask.Request, data: bytes) -> None:
-    """415 for a POST to a route that takes it whose body is not JSON: a ``Content-Type``
-    other than JSON, or a body without one. Only API routes take POSTs, and each reads a
-    JSON body; a POST with neither body nor ``Content-Type`` is left to the view (a deal
-    takes none; the others answer 400 for the missing body)."""
+def declared_charsets(content_type: str) -> list[str]:
+    """Every ``charset`` parameter of ``content_type``, unquoted, in order: all of them, so
+    that a second one cannot hide behind the first (Werkzeug keeps only the last).
+
+    >>> declared_charsets('application/json; charset="UTF-8"; Charset=latin-1')
+    ['UTF-8', 'latin-1']
+    """
+    if ";" not in content_type:
+        return []
+    charsets = []
+    for name, value in _MEDIA_PARAMETER.findall(content_type):
+        if name.lower().partition("*")[0] == "charset":  # ``charset``, and RFC 8187's ``charset*``
+            if value.startswith('"'):
+                value = _QUOTED_PAIR.sub(r"\1", value[1:-1])
+            charsets.append(value.rstrip(" \t"))
+    return charsets
+
+
+def check_charset(content_type: str) -> None:
+    """415 unless every charset ``content_type`` names is UTF-8 (any case, quoted or not):
+    a JSON body is read as UTF-8 only, never as if another charset were not named."""
+    for charset in declared_charsets(content_type):
+        if charset.lower() != JSON_CHARSET:
+            shown = charset if len(charset) <= MAX_CHARSET_SHOWN else charset[:MAX_CHARSET_SHOWN] + "..."
+            raise ApiError(
+                ProblemCode.UNSUPPORTED_MEDIA_TYPE,
+                f"the request body must be JSON in UTF-8: charset {shown!r} is not read "
+                "(send Content-Type: application/json, or name charset=utf-8)",
+            )
+
+
+def check_media_type(request: flask.Request, data: bytes) -> bool:
+    """Whether the request is a POST to a route that takes it with a body declared JSON;
+    415 for a POST whose body is not JSON: a ``Content-Type`` other than JSON, a body
+    without one, or a JSON type naming a charset other than UTF-8. Only API routes take
+    POSTs, and each reads a JSON body; a POST with neither body nor ``Content-Type`` is
+    left to the view (a deal takes none; the others answer 400 for the missing body)."""
     if request.method != "POST" or request.routing_exception is not None:
-        return  # other methods carry no body here; a 404 or 405 says more than a 415
+        return False  # other methods carry no body here; a 404, 405 or 308 says more than a 415
     mimetype = request_mimetype(request)
-    if (data or mimetype) and not core.is_json(mimetype):
-        raise ApiError(ProblemCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE_DETAIL)
+    if not core.is_json(mimetype):
+        if data or mimetype:
+            raise ApiError(ProblemCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE_DETAIL)
+        return False
+    wsgi_env = request.environ
+    check_charset(wsgi_env.get("CONTENT_TYPE", ""))
+    return True
 
 
 def read_request_body() -> None:
     """``before_request``: check the encoding, read the body whole and bounded, refuse a
-    POST body that is not JSON, and parse it if it is JSON (kept for :func:`json_body`)."""
+    POST body that is not JSON or is declared JSON and empty (400 ``malformed-json``: an
+    empty text is not JSON), and parse it if it is JSON (kept for :func:`json_body`)."""
     request = current_request()
     wsgi_env = request.environ
     check_content_encoding(wsgi_env)
     data = read_body(wsgi_env, current_settings().http.max_body_bytes)
-    check_media_type(request, data)
+    if check_media_type(request, data) and not data:
+        raise ApiError(ProblemCode.MALFORMED_JSON, EMPTY_JSON_DETAIL)
     wsgi_env["wsgi.input"] = io.BytesIO(data)
     wsgi_env["CONTENT_LENGTH"] = str(len(data))
     wsgi_env.pop("HTTP_TRANSFER_ENCODING", None)

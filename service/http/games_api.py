@@ -200,7 +200,10 @@ DEAL_EXAMPLE = examples.deal_example()
 @blp.doc(operationId="deal_game", responses={200: {"links": POSITION_LINKS}})
 @blp.arguments(
     DealRequestSchema(), error_status_code=400, required=False, example=DEAL_EXAMPLE.request,
-    description="Optional: a POST with no body (and no Content-Type) deals a deal the service picks, with the default options.",
+    description=(
+        "Optional: a POST with no body and no Content-Type deals a deal the service picks, with the default "
+        "options. A body declared JSON must hold a JSON value: an empty one answers 400 `malformed-json`."
+    ),
 )
 @blp.response(200, DealResponseSchema, example=DEAL_EXAMPLE.answer, headers=ANSWER_HEADERS)
 @blp.alt_response(404, response="NOT_FOUND")

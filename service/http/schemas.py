@@ -38,6 +38,7 @@ from .wire import (
     MAX_DEAL_DIGITS,
     MAX_PILE_CARDS,
     MAX_SEALED_CHARS,
+    PILE_REF_PATTERN,
     NotationError,
     format_deal,
     parse_deal,
@@ -45,7 +46,6 @@ from .wire import (
 )
 
 CARD_PATTERN = r"^(10|[2-9TJQKAtjqka])[CDHScdhs]$"
-PILE_REF_PATTERN = r"^[a-z]{1,16}:[0-9]{1,4}$"
 MAX_PILES_PER_GROUP = 24
 MAX_OPTIONS = 16
 MAX_COUNTERS = 8
@@ -531,6 +531,11 @@ class StateSchema(Strict):
 # What a card move may leave out on the way in although the contract requires it: a
 # missing `from` or `to` is left to the view, which answers 422 `invalid-move` saying which.
 CARD_MOVE_LENIENT: Final = ("from_", "to")
+# A card move's pile, as the service writes it: no other spelling of it is read.
+PILE_REF_DOC: Final = (
+    "{what}, `<group>:<index>`, spelt as the service writes it: the group in lower case, the index in "
+    "decimal with no sign, space or leading zero (`tableau:03` answers 400)."
+)
 
 
 def action_field(action: Action, description: str) -> fields.String:
@@ -547,11 +552,11 @@ class CardMoveSchema(Strict):
     action = action_field(Action.MOVE, "`move`: move a card or a run of cards.")
     from_ = fields.String(
         required=True, data_key="from", attribute="from", validate=validate.Regexp(PILE_REF_PATTERN),
-        metadata={"description": "Source pile, `<group>:<index>`.", "example": "tableau:3"},
+        metadata={"description": PILE_REF_DOC.format(what="Source pile"), "example": "tableau:3"},
     )
     to = fields.String(
         required=True, validate=validate.Regexp(PILE_REF_PATTERN),
-        metadata={"description": "Destination pile, `<group>:<index>`.", "example": "cell:0"},
+        metadata={"description": PILE_REF_DOC.format(what="Destination pile"), "example": "cell:0"},
     )
     count = fields.Integer(
         required=True, strict=True, validate=validate.Range(min=1, max=MAX_PILE_CARDS),

@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain
@@ -414,26 +415,36 @@ def read_counters(game: Game, counters_data: Any, problems: list[Problem]) -> li
 
 
 # --- moves and events ------------------------------------------------------------------
-PILE_REF_TEXT: Final = "a pile reference is '<group>:<index>', e.g. 'tableau:3'"
+# A pile reference as :meth:`Game.ref` writes it, and the only spelling read: a lower-case
+# group name, a colon and the index in ASCII decimal without a sign or a leading zero, so
+# that each pile has exactly one name ("tableau:03", "tableau:+3", " tableau:3",
+# "Tableau:3" and "tableau:\u0663" name none). The contract's pattern (an ECMA-262 regex:
+# ``$`` there is the end of the text; read here with ``fullmatch``, as Python's ``$`` also
+# matches before a final newline).
+PILE_REF_PATTERN: Final = r"^[a-z]{1,16}:(0|[1-9][0-9]{0,3})$"
+_PILE_REF: Final = re.compile(PILE_REF_PATTERN)
+PILE_REF_TEXT: Final = (
+    "a pile reference is '<group>:<index>' as the service writes it, e.g. 'tableau:3' "
+    "(a lower-case group name, the index in decimal digits with no sign, space or leading zero)"
+)
 
 
 def pile_from_ref(game: Game, ref: Any, field: str) -> int:
-    """Flat pile index of ``"tableau:3"``; IllegalMoveError if the game has no such pile.
-    A reference as :meth:`Game.ref` writes it is looked up; any other is read piece by
-    piece (``"tableau:03"`` names the same pile)."""
-    if type(ref) is str:
-        pile = game.pile_of_ref.get(ref)
-        if pile is not None:
-            return pile
-    if not isinstance(ref, str) or ref.count(":") != 1:
-        raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
-    name, _, index = ref.partition(":")
-    if not index.isdigit() or not index.isascii() or len(index) > 4:
-        raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
-    i = int(index)
-    if not game.has_group(name) or i >= game.group(name).count:
+    """Flat pile index of ``"tableau:3"``, a reference spelt as :meth:`Game.ref` writes it.
+
+    Any other spelling is NotationError (``"tableau:03"`` is not read as ``"tableau:3"``:
+    a pile has one name); a reference of that spelling to a pile the game lacks
+    (``"tableau:99"``, ``"nowhere:0"``) is IllegalMoveError ``no-such-pile``."""
+    if type(ref) is not str:
+        if not isinstance(ref, str):
+            raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
+        ref = str.__str__(ref)  # a str subclass's text as a plain str (no method of its own runs)
+    pile = game.pile_of_ref.get(ref)
+    if pile is not None:
+        return pile
+    if _PILE_REF.fullmatch(ref):
         raise IllegalMoveError(Rejection("no-such-pile", f"{game.name} has no pile {ref!r}"))
-    return game.group_start[name] + i
+    raise NotationError([Problem(f"/{field}", PILE_REF_TEXT)])
 
 
 def move_from_json(game: Game, data: Mapping[str, Any]) -> Move:
@@ -578,6 +589,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MAX_PILE_CARDS",
     "MAX_SEALED_CHARS",
+    "PILE_REF_PATTERN",
     "SEALED_FIELD",
     "IllegalMoveError",
     "NotationError",
