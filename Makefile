@@ -5,7 +5,8 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test test-quick lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator
+.PHONY: run test test-quick lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator \
+	pact-verify pact-record pact-record-python pact-record-ts pact-examples
 
 # A venv in $(1) with the pinned packages of $(2), marked installed (Debian's Python and
 # python3-venv first, when the machine has no Python).
@@ -147,6 +148,46 @@ contract-lint-generator: $(CLIENTS_PY)
 	@out="$$($(OGEN) validate --recommend --input-spec openapi.yaml 2>&1)"; status=$$?; echo "$$out"; \
 		[ $$status -eq 0 ] && echo "$$out" | grep -qx 'No validation issues detected.'
 
+# Consumer-driven contracts (Pact; issue 29; README's "Contract testing"). pact-python 4 and
+# pytest in their own venv (contracts/.venv, from contracts/requirements.txt); Pact's usage
+# tracking and Scarf's install analytics stay off everywhere: nothing leaves the machine.
+# pact-verify: every pact in contracts/pacts/ against gunicorn serving the verification app
+# (service/pact_provider.py: provider states, the committed test-only key ring) as `make run`
+# serves the service (contracts/provider/verify.py). tests/pact/test_pact_verify.py runs it
+# in `make test`. pact-record: the example consumers write contracts/pacts/ again, the
+# Python one (pact-python) and the TypeScript one (@pact-foundation/pact from
+# clients/package.json, compiled by tsc, run by node --test). pact-examples: the examples
+# the consumers give their mock servers, from the service's real answers.
+CONTRACTS_VENV := contracts/.venv
+CONTRACTS_PY := $(CONTRACTS_VENV)/.installed
+PACT_TS := contracts/consumers/ts
+export PACT_DO_NOT_TRACK := true
+export SCARF_ANALYTICS := false
+
+$(CONTRACTS_PY): contracts/requirements.txt
+	$(call make_venv,$(CONTRACTS_VENV),contracts/requirements.txt)
+
+# PACTS: the pact files or folders to verify (`make pact-verify PACTS=path/to/your.json`).
+PACTS ?= contracts/pacts
+
+pact-verify: venv native $(CONTRACTS_PY)
+	$(CONTRACTS_VENV)/bin/python -m contracts.provider.verify --server-python $(PY) $(PACTS)
+
+pact-record: pact-record-python pact-record-ts
+
+pact-record-python: $(CONTRACTS_PY)
+	$(CONTRACTS_VENV)/bin/python -m pytest -q -p no:cacheprovider contracts/consumers/python
+
+# The TypeScript consumer takes its packages from clients/node_modules: tsc through its
+# tsconfig's paths, node through NODE_PATH (it is compiled to CommonJS).
+pact-record-ts: $(CLIENTS_NPM)
+	rm -rf $(PACT_TS)/build
+	clients/node_modules/.bin/tsc -p $(PACT_TS)/tsconfig.json
+	NODE_PATH="$(CURDIR)/clients/node_modules" node --test $(PACT_TS)/build/ts/play.pact.test.js
+
+pact-examples: venv native
+	$(PY) -m contracts.consumers.make_examples
+
 bench: venv native
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.http_bench
@@ -161,3 +202,4 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build $(addsuffix .*.so,$(NATIVE_SRCS:.c=))
 	rm -rf clients/generated clients/node_modules $(CLIENTS_VENV)
+	rm -rf $(CONTRACTS_VENV) $(PACT_TS)/build
