@@ -505,7 +505,8 @@ class StateSchema(Strict):
             "description": (
                 "Sealed mode only, in games that hide something (face-down piles, or redeals that reshuffle): "
                 "the face-down cards and the deal's keyed seed, encrypted (AES-GCM) and bound to the rest of the "
-                "state. Opaque: send it back unchanged."
+                "state. Opaque: send it back unchanged. It differs in every answer (a random nonce): never "
+                "compare it with a value."
             ),
         },
     )
@@ -521,7 +522,8 @@ class StateSchema(Strict):
             "description": (
                 "Signed mode only (`state_protection` of `GET /v1/games`): the service's signature over every other "
                 "field of the state. Answers carry it; requests must send it back unchanged, with the state, or "
-                "are refused with 403. Never answered in open mode, where one sent is ignored."
+                "are refused with 403. Never answered in open mode, where one sent is ignored. Opaque: match "
+                "it by pattern, never by value."
             ),
         },
     )
@@ -709,7 +711,11 @@ def status_field() -> fields.String:
 def legal_moves_field() -> fields.List:
     return fields.List(
         MoveField(metadata=component("Move")), required=True,
-        metadata={"description": "Every legal move, each target listed separately; send any of them back verbatim."},
+        metadata={"description": (
+            "Every legal move, each target listed separately; send any of them back verbatim. The list and its "
+            "order depend on the state alone: the same state always gets the same moves in the same order (on "
+            "every server, and in every mode that shows the same layout), so a client may rely on the order."
+        )},
     )
 
 
@@ -779,7 +785,11 @@ class MoveResponseSchema(Strict):
     status = status_field()
     events = fields.List(
         fields.Raw(metadata=component("Event")), required=True,
-        metadata={"description": "What happened, in order, automatic moves included."},
+        metadata={"description": (
+            "What happened, in order: first the move asked for (its `type` is the move's `action`; a card "
+            "move's names its `from` and `to` and lists `count` cards), then what it caused (`autoplay`, "
+            "`auto`, further `deal` events) in the order it happened; never a second `move`."
+        )},
     )
 
 
