@@ -155,7 +155,7 @@ def measure_forty_thieves(deals: range, seconds: float) -> str:
             kn = FortyThievesStrategy(game, state, native=native)
             _, root = kn.auto(kn.start())
             started = time.perf_counter()
-            pass_seen[native] += kn.beam_pass(root, PASS_ALONE, time.monotonic() + seconds, max_states).positions
+            pass_seen[native] += kn.beam_pass(root, PASS_ALONE, max_states).positions
             pass_spent[native] += time.perf_counter() - started
 
     def per_position(s: float, n: int) -> float:

@@ -4,12 +4,14 @@
 sized by the app's settings (``SOLVER_PROCESSES``, ``SOLVER_QUEUE``), and turns the pool's
 refusals and failures into problems, each a 503:
 
-- ``solver-busy``, with ``Retry-After``: the pool is full (answered at once), or the search
-  waited in the queue as long as it may (until the searches running when it came must be
-  out). Overload: behind HAProxy it may be retried on another server.
-- ``solver-failed``, with ``Retry-After: 1``: the search's solver process died or did not
-  answer within its budget and grace (it was killed and replaced), or none could start
-  (logged at error level).
+- ``solver-busy``, with ``Retry-After``: the pool is full (answered at once, for a solve or a
+  hint before its body is validated or its state parsed: :func:`refuse_unless_room`), or the
+  search waited in the queue as long as it may (until the searches running when it came
+  must be out), or it ran past its budget and grace because the CPU was too busy for it to
+  get its share (its work dropped: an answer cut by the clock would differ from run to run).
+  Overload: behind HAProxy it may be retried on another server.
+- ``solver-failed``, with ``Retry-After: 1``: the search's solver process died (it was
+  replaced), or none could start (logged at error level).
   The answer is lost, not wrong, so asking again, here or on another server, may succeed;
   a 500 would say the service has a bug and would not be retried. A search that raises in
   its process is such a bug: that stays a 500 ``internal-error``, logged with its trace.
@@ -39,7 +41,7 @@ from typing import Any, TypeVar
 import flask
 from prometheus_client import Counter, Gauge
 
-from service.solver.pool import PoolBusy, Refusal, Search, SearchAbandoned, SolverFailed, shared_pool
+from service.solver.pool import PoolBusy, Refusal, Search, SearchAbandoned, SolverFailed, SolverPool, shared_pool
 
 from .app_settings import current_settings
 from .body import GUNICORN_SOCKET
@@ -57,7 +59,8 @@ SEARCHES_QUEUED = Gauge(
 SEARCH_REFUSALS = Counter(
     "solver_refusals",
     "Searches not answered, by reason: queue-full (503 solver-busy at once), queue-timeout "
-    "(503 solver-busy after waiting as long as a search may), client-gone (the client closed "
+    "(503 solver-busy after waiting as long as a search may), overrun (503 solver-busy: the "
+    "search ran past its budget and grace for lack of CPU), client-gone (the client closed "
     "its connection; the search was stopped).",
     ["reason"],
 )
@@ -114,15 +117,36 @@ def client_gone(wsgi: Mapping[str, Any]) -> Callable[[], bool] | None:
     return gone
 
 
+def this_pool() -> SolverPool:
+    """This process's solver pool, sized by the app's settings."""
+    solver = current_settings().solver
+    return shared_pool(solver.processes, solver.queue, POOL_METRICS, solver.cpus)
+
+
+def busy(refusal: PoolBusy) -> ApiError:
+    """The 503 ``solver-busy`` problem of a refusal."""
+    return ApiError(ProblemCode.SOLVER_BUSY, str(refusal), headers={"Retry-After": str(refusal.retry_after)})
+
+
+def refuse_unless_room() -> None:
+    """503 ``solver-busy`` at once when the pool has no room for another search (every
+    process busy, the queue full): called before the request's body is validated and its
+    state parsed, so that a flood of searches costs little per refusal
+    (:meth:`~service.solver.pool.SolverPool.has_room`)."""
+    pool = this_pool()
+    retry_after = pool.has_room()
+    if retry_after is not None:
+        raise busy(PoolBusy.full(pool.slots, pool.queue, retry_after))
+
+
 def run_search(search: Search[T]) -> T:
     """The search's answer, from this process's solver pool; a refusal or a failure of the
     pool as a 503 problem (see the module's docstring)."""
-    solver = current_settings().solver
-    pool = shared_pool(solver.processes, solver.queue, POOL_METRICS, solver.cpus)
+    pool = this_pool()
     try:
         return pool.run(search, client_gone(flask.request.environ))
-    except PoolBusy as busy:
-        raise ApiError(ProblemCode.SOLVER_BUSY, str(busy), headers={"Retry-After": str(busy.retry_after)}) from None
+    except PoolBusy as refused:  # SearchOverran included
+        raise busy(refused) from None
     except SolverFailed as failed:
         log.error("solver process failed: %s", failed, exc_info=failed.__cause__ is not None)
         raise ApiError(

@@ -2,9 +2,11 @@
 
 Budgets: a request's limits are capped by the server's settings
 (:class:`~service.solver.SolverSettings`, part of the app's settings), so no request can
-make a search run longer or hold more positions than the server allows. Every search runs
-in the server's pool of solver processes (:mod:`.searches`): 503 ``solver-busy`` when it
-is full.
+make a search run longer or hold more positions than the server allows; the solver counts
+them in positions (:func:`~service.solver.search.budget_of`), so the same request gets the
+same answer under any load. Every search runs in the server's pool of solver processes
+(:mod:`.searches`): 503 ``solver-busy`` when it is full, checked before the request's body
+is validated or its state parsed (:func:`room_first`), so that a refusal costs little.
 
 Knowledge (:func:`knowledge_of`): a request may ask for ``"knowledge": "player"`` (only what
 the player sees: :mod:`service.solver.sampling`) or ``"full"`` (the state as sent); the
@@ -17,7 +19,9 @@ Autoplay: a request with ``"autoplay": "safe"`` gets the line to play with safe 
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from service.engine.core import Game
 from service.solver import (
@@ -42,10 +46,12 @@ from .games_api import ANSWER_HEADERS, link, read_state
 from .observability import record_solver_run
 from .problems import ApiError, ProblemCode
 from .schemas import Autoplay
-from .searches import run_search
+from .searches import refuse_unless_room, run_search
 from .solver_schemas import HintRequestSchema, HintResponseSchema, SolveRequestSchema, SolveResponseSchema
 from .state_protection import is_sealed
 from .wire import move_to_json
+
+T = TypeVar("T")
 
 blp = Blueprint(
     "solver",
@@ -62,6 +68,20 @@ blp = Blueprint(
         "uses only what the player sees and samples the rest: see `knowledge`."
     ),
 )
+
+
+def room_first(view: Callable[..., T]) -> Callable[..., T]:
+    """``view``, which refuses a search at once (503 ``solver-busy``) when the pool has no
+    room for it: before flask-smorest validates the body against its schema and before the
+    state is parsed (signatures checked, sealed cards opened), so that a refusal costs
+    little. Applied right under ``blp.route``: outside the body's parsing."""
+
+    @functools.wraps(view)
+    def checked(*args: Any, **kwargs: Any) -> T:
+        refuse_unless_room()
+        return view(*args, **kwargs)
+
+    return checked
 
 
 def capped_limits(requested: dict[str, Any], default_seconds: float | None = None) -> Limits:
@@ -134,6 +154,7 @@ SOLVE_LINKS = {
 
 
 @blp.route("/<game:game_id>/solve", methods=["POST"])
+@room_first
 @blp.doc(operationId="solve", responses={200: {"links": SOLVE_LINKS}})
 @blp.arguments(SolveRequestSchema(), error_status_code=400, example=SOLVE_EXAMPLE.request)
 @blp.response(200, SolveResponseSchema, example=SOLVE_EXAMPLE.answer, headers=ANSWER_HEADERS)
@@ -174,6 +195,7 @@ HINT_EXAMPLE = examples.hint_example(stats)
 
 
 @blp.route("/<game:game_id>/hint", methods=["POST"])
+@room_first
 @blp.doc(operationId="hint", responses={200: {"links": {
     "PlayHintedMove": link(
         "play_move", "Play the hinted move. Applies only while `move` is not null (there is none when the game is "

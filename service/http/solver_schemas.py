@@ -39,7 +39,13 @@ class LimitsSchema(Strict):
         validate=validate.Range(min=0.001, max=MAX_REQUEST_SECONDS),
         allow_nan=False,
         metadata={
-            "description": "Most seconds to search; capped by the server's SOLVER_MAX_SECONDS (default 10). Default: the cap.",
+            "description": (
+                "Most seconds to search, counted in positions: each second buys a fixed number of positions "
+                "per game (about half its search's pace on an idle core), never read off the clock, so that the "
+                "same request gets the same answer on any machine under any load. A search that cannot get the "
+                "CPU to finish within it and a grace answers 503 `solver-busy`. Capped by the server's "
+                "SOLVER_MAX_SECONDS (default 10). Default: the cap."
+            ),
             "example": 2,
         },
     )
@@ -119,9 +125,9 @@ class SolveStatsSchema(Strict):
     states_per_second = fields.Float(required=True, metadata={"description": "`states` over `seconds`."})
     stopped_by = fields.String(
         required=True, allow_none=True,
-        metadata=component("StoppedBy", description="For `unknown`: what stopped the search (for a sampled search, the first sample left undecided): `time`, `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise, and for a sampled search whose every sample was decided (it is `unknown` because the hidden cards are)."),
+        metadata=component("StoppedBy", description="For `unknown`: what stopped the search (for a sampled search, the first sample left undecided): `time` (the positions the time limit buys), `states` (the position limit), `memory` (open positions dropped to bound memory) or `invalid-solution` (a solution the engine refused, never answered); null otherwise, and for a sampled search whose every sample was decided (it is `unknown` because the hidden cards are)."),
     )
-    max_seconds = fields.Float(required=True, metadata={"description": "The time limit applied (after the server's cap); a sampled search's samples share it."})
+    max_seconds = fields.Float(required=True, metadata={"description": "The time limit applied (after the server's cap), counted in positions; a sampled search's samples share it."})
     max_states = fields.Integer(required=True, metadata={"description": f"The position limit applied (after the server's cap). A sampled search gives each sample an equal share of the positions its time allows at {SAMPLED_POSITIONS_PER_SECOND:,} a second (within the cap), so that the samples end on positions, not on the clock: this is their sum."})
 
 
@@ -199,7 +205,7 @@ SOLVER_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
     "SolveResult": enum_component([o.value for o in Outcome], RESULT_DOC),
     "StoppedBy": enum_component(
         ANSWERED_STOP_REASONS,
-        "What stopped a search that answered `unknown`: `time`, `states` (the position limit), `memory` (open "
+        "What stopped a search that answered `unknown`: `time` (the positions the time limit buys), `states` (the position limit), `memory` (open "
         "positions dropped to bound memory) or `invalid-solution` (a solution the engine refused).",
     ),
     "Winnable": {

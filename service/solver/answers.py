@@ -3,6 +3,11 @@
 Every solution is replayed through the engine (:func:`~service.solver.search.verify`)
 before it leaves this module, so a bug in a plug-in can make the solver slower or less
 decisive but never makes it answer a move the moves endpoint would refuse.
+
+Every budget here is counted in positions (:func:`~service.solver.search.budget_of`): what
+a later search gets is what the earlier ones left of them, and the deals a winnable-deal
+search tries depend on the positions spent, never on the clock, so the same request gets
+the same answer however busy the machine is.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass
 from service.engine.core import MAX_DEAL, Game, Move, State
 
 from .autoplay import autoplay_line
-from .plugins import strategy_for
+from .plugins import pace_of, strategy_for
 from .search import Limits, Outcome, SolveResult, StopReason, solve, verify
 
 log = logging.getLogger("service.solver")
@@ -35,17 +40,17 @@ def solve_position(game: Game, state: State, limits: Limits, autoplay: bool = Fa
     return result
 
 
-def left_of(limits: Limits, seconds: float, states: int) -> Limits:
-    """What ``limits`` leave once ``seconds`` and ``states`` are spent."""
-    return Limits(limits.max_seconds - seconds, limits.max_states - states)
+def left_of(game: Game, limits: Limits, states: int) -> Limits:
+    """What ``limits`` leave of a search of ``game`` once ``states`` positions are spent."""
+    return limits.spent(states, pace_of(game))
 
 
 def with_autoplay(game: Game, state: State, solved: SolveResult, limits: Limits) -> SolveResult:
     """``solved`` (a verified solution of ``state``) as the line to play with safe autoplay
-    (:func:`~.autoplay.autoplay_line`, whose searches get what the first left of
+    (:func:`~.autoplay.autoplay_line`, whose searches get the positions the first left of
     ``limits``); ``unknown`` when that line cannot be completed within them."""
     started = time.monotonic()
-    line = autoplay_line(game, state, solved.moves, left_of(limits, solved.seconds, solved.states), solve_position)
+    line = autoplay_line(game, state, solved.moves, left_of(game, limits, solved.states), solve_position)
     states, seconds = solved.states + line.states, solved.seconds + time.monotonic() - started
     if line.won:
         return SolveResult(Outcome.SOLVED, line.moves, states, seconds)
@@ -155,21 +160,23 @@ def first_winnable_deal(
     """The first deal number at or after ``start`` that the solver proves winnable
     within ``seconds_per_deal`` each, trying at most ``max_tries`` deals and, when
     ``total_seconds`` is given, spending no more than that in all (so a request stays
-    within the solver's budget however the tries are configured). Deal numbers past
-    the engine's last one are not tried. ``deal_seed`` maps a deal number to the seed the
-    engine deals from (the caller's keyed deals); by default, the number itself."""
-    deadline = None if total_seconds is None else time.monotonic() + total_seconds
+    within the solver's budget however the tries are configured). Seconds are budgets
+    counted in positions (:func:`~service.solver.search.budget_of`): the deals tried
+    depend on the positions spent, not on the clock. Deal numbers past the engine's last
+    one are not tried. ``deal_seed`` maps a deal number to the seed the engine deals from
+    (the caller's keyed deals); by default, the number itself."""
+    total = None if total_seconds is None else Limits(total_seconds, 1 << 62)
     last = min(start + max_tries, MAX_DEAL + 1)
     for deal in range(start, last):
-        seconds = seconds_per_deal
-        if deadline is not None:
-            seconds = min(seconds, deadline - time.monotonic())
-            if seconds <= 0:
-                return WinnableSearch(range(start, deal), None)
+        seconds = seconds_per_deal if total is None else min(seconds_per_deal, total.max_seconds)
+        if seconds <= 0:
+            return WinnableSearch(range(start, deal), None)
         state = game.initial_state(deal if deal_seed is None else deal_seed(deal))
         started = time.monotonic()
         result = solve_position(game, state, Limits(seconds, max_states))
         log.debug("winnable-deal search %s deal %d: %s in %.2f s", game.id, deal, result.result, time.monotonic() - started)
         if result.result is Outcome.SOLVED:
             return WinnableSearch(range(start, deal + 1), (deal, state))
+        if total is not None:
+            total = left_of(game, total, result.states)
     return WinnableSearch(range(start, last), None)

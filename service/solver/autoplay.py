@@ -20,7 +20,8 @@ why its moves never hurt). Each move of the solution is
 - kept when it is legal in ``played`` and does there what it does in ``plain`` (``pending``
   leads from ``plain`` after it to ``played`` after it);
 - else the walk stops where it diverged, and :func:`autoplay_line` searches again from
-  ``played`` with what is left of the budget, and walks that solution. Every search makes
+  ``played`` with what is left of the budget (positions, never the clock), and walks
+  that solution. Every search makes
   the walk longer by one move at least (its first move is legal where it starts, and
   ``pending`` is empty there), so the loop ends, on a won position or the budget.
 
@@ -38,12 +39,12 @@ safe moves first), made explicitly, and autoplay then makes the rest.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from service.engine.core import Event, EventKind, Game, Move, State
 
+from .plugins import pace_of
 from .search import Limits, Outcome, SolveResult, StopReason
 
 
@@ -139,13 +140,14 @@ Solver = Callable[[Game, State, Limits], SolveResult]
 def autoplay_line(game: Game, state: State, solution: list[Move], limits: Limits, solver: Solver) -> AutoplayLine:
     """``solution`` (a verified solution of ``state`` without autoplay) as the line to play
     with autoplay: followed (:func:`follow`), and where it diverges, ``solver`` searches
-    again within what is left of ``limits`` (the budget of these searches only)."""
-    started = time.monotonic()
+    again within what is left of ``limits`` (the budget of these searches only, counted
+    in positions: :meth:`~.search.Limits.spent`)."""
+    pace = pace_of(game)
     walk = follow(game, state, solution)
     line = list(walk.moves)
     states = 0
     while not game.is_won(walk.position):
-        left = Limits(limits.max_seconds - (time.monotonic() - started), limits.max_states - states)
+        left = limits.spent(states, pace)
         if left.max_seconds <= 0 or left.max_states <= 0:
             stop = StopReason.TIME if left.max_seconds <= 0 else StopReason.STATES
             return AutoplayLine(line, False, states, stop)

@@ -3,19 +3,26 @@
 Why: a search is CPU-bound Python. In a request thread it shares the worker's interpreter
 lock with the threads that serve play, which then wait behind it, and nothing bounds how
 many searches run at once. Here every search (solve, hint, winnable deal) runs in a solver
-process (:mod:`.worker`, niced so play keeps the CPU, and on CPUs of their own if the server
-sets ``SOLVER_CPUS``): at most ``processes`` at once, with at most ``queue`` more waiting
-for a process; one more is refused at once with :class:`PoolBusy`, which says after how
-many seconds a place should be free (the earliest end of a running search's budget).
+process (:mod:`.worker`, niced so play comes first while a search keeps a share of a busy
+CPU, and on CPUs of their own if the server sets ``SOLVER_CPUS``): at most ``processes`` at
+once, with at most ``queue`` more waiting for a process; one more is refused at once with
+:class:`PoolBusy`, which says after how many seconds a place should be free (the earliest
+end of a running search's budget). :meth:`SolverPool.has_room` lets the caller refuse
+before it reads the request's state.
 
 Stopping: the thread that waits for a search asks ``client_gone`` every
 :data:`POLL_SECONDS`. When the client has left, a queued search leaves the queue and a
 running one's process is killed and replaced, so an abandoned search stops within a
-second (:class:`SearchAbandoned`). A process that has not answered
-:data:`~.settings.KILL_GRACE_SECONDS` after its search's budget is killed and replaced
-too, as is one that dies during a search (both :class:`SolverFailed`: the answer is lost,
-not wrong, and asking again may succeed) or one found dead while idle (the search takes
-another). A search that raises in its process is a bug (:class:`SearchFailed`).
+second (:class:`SearchAbandoned`). A search counts its budget in positions; the clock
+is only a safety net: a search still running
+:data:`~.settings.OVERRUN_GRACE_SECONDS` after its budget stops itself in its process
+(:class:`~.search.SearchOverrun`), and a process that has not answered
+:data:`~.settings.KILL_GRACE_SECONDS` after it is killed and replaced; both are
+:class:`SearchOverran`, a :class:`PoolBusy` (the search did not get its share of the CPU:
+asking again later may succeed), never an answer cut by the clock. A process that dies
+during a search is killed and replaced too (:class:`SolverFailed`: the answer is lost,
+not wrong, and asking again may succeed), as is one found dead while idle (the search
+takes another). A search that raises in its process is a bug (:class:`SearchFailed`).
 
 Time bounds: a search holds its place at most :func:`~.settings.hold_seconds` of its
 budget (processes only: in the calling thread nothing can stop it). A queued search waits
@@ -79,6 +86,7 @@ class Refusal(StrEnum):
     QUEUE_FULL = "queue-full"  # every process busy, the queue full: refused at once
     QUEUE_TIMEOUT = "queue-timeout"  # queued until the searches ahead had to be out, still no place
     CLIENT_GONE = "client-gone"  # the client closed its connection: the search was stopped
+    OVERRUN = "overrun"  # still running past its budget and grace: it did not get its share of the CPU
 
 
 class PoolBusy(Exception):
@@ -104,14 +112,30 @@ class PoolBusy(Exception):
         return cls(f"no solver process came free within {seconds:.0f} s; retry after {retry_after} s", retry_after)
 
 
+class SearchOverran(PoolBusy):
+    """The search was still running past its budget and grace (it stopped itself at its
+    safety cap, or its process was killed and replaced): the CPU was too busy for it to
+    get its share. Its work is dropped, never answered; it may be asked again after
+    ``retry_after`` s (its budget)."""
+
+    @classmethod
+    def after(cls, budget: float, detail: str) -> SearchOverran:
+        retry_after = max(1, math.ceil(budget))
+        return cls(
+            f"the search did not get enough of the CPU to finish within its budget ({budget:g} s) and grace: "
+            f"{detail}; retry after {retry_after} s",
+            retry_after,
+        )
+
+
 class SearchAbandoned(Exception):
     """The client left while its search waited or ran; the search was stopped."""
 
 
 class SolverFailed(RuntimeError):
-    """The solver process died during the search or did not answer within its budget and
-    grace (it was killed and replaced), or no process could start. The answer is lost, not
-    wrong: asking again, here or on another server, may succeed."""
+    """The solver process died during the search (it was replaced), or no process could
+    start. The answer is lost, not wrong: asking again, here or on another server, may
+    succeed."""
 
 
 class SearchFailed(RuntimeError):
@@ -148,8 +172,9 @@ class Search(Generic[T]):
     budget: float
 
     def job(self) -> Job:
-        """The search as a solver process receives it (the game as its id and options)."""
-        return (self.function, self.game.id, dict(self.game.options), self.args)
+        """The search as a solver process receives it (the game as its id and options,
+        and its wall-clock safety cap)."""
+        return (self.function, self.game.id, dict(self.game.options), self.args, self.budget + settings.OVERRUN_GRACE_SECONDS)
 
     def run_here(self) -> T:
         """The search in the calling thread (a pool without processes)."""
@@ -242,10 +267,11 @@ class SolverPool:
     # --- the public side ---------------------------------------------------------------
 
     def run(self, search: Search[T], client_gone: Callable[[], bool] | None = None) -> T:
-        """The search's answer. Raises :class:`PoolBusy` at once when full,
-        or when it waited as long as it may, :class:`SearchAbandoned` when
-        ``client_gone()`` turns true while it waits or runs, :class:`SolverFailed` when its
-        process dies or overruns, :class:`SearchFailed` when the search raises."""
+        """The search's answer. Raises :class:`PoolBusy` at once when full, or when it
+        waited as long as it may, or (:class:`SearchOverran`) when it ran past its budget
+        and grace, :class:`SearchAbandoned` when ``client_gone()`` turns true while it
+        waits or runs, :class:`SolverFailed` when its process dies, :class:`SearchFailed`
+        when the search raises."""
         token = self.admit(search.budget, client_gone)
         try:
             if self.processes == 0:
@@ -258,6 +284,16 @@ class SolverPool:
         """Searches running and queued now."""
         with self.lock:
             return len(self.running), len(self.waiting)
+
+    def has_room(self) -> int | None:
+        """None when a search asked now would run or queue; else the seconds after which
+        to retry (the caller refuses at once, before it reads the request: a refusal then
+        costs next to nothing). :meth:`run` still decides: room may be gone by then."""
+        with self.lock:
+            if (len(self.running) < self.slots and not self.waiting) or len(self.waiting) < self.queue:
+                return None
+            self.listener.refused(Refusal.QUEUE_FULL)
+            return self.retry_after()
 
     def pids(self) -> list[int]:
         """The process ids of the idle solver processes (tests, diagnostics)."""
@@ -352,6 +388,9 @@ class SolverPool:
         self.give_back(process)
         if reply is Reply.FAILED:
             raise SearchFailed("the search failed in the solver process:\n" + value)
+        if reply is Reply.OVERRUN:
+            self.listener.refused(Refusal.OVERRUN)
+            raise SearchOverran.after(search.budget, value)
         return value
 
     def exchange(
@@ -370,7 +409,8 @@ class SolverPool:
                 self.listener.refused(Refusal.CLIENT_GONE)
                 raise SearchAbandoned
             if time.monotonic() > kill_at:
-                raise SolverFailed(f"the solver process did not answer within {allowed:g} s (budget {search.budget:g} s)")
+                self.listener.refused(Refusal.OVERRUN)
+                raise SearchOverran.after(search.budget, f"its process did not answer within {allowed:g} s and was replaced")
         try:
             reply: tuple[Reply, Any] = process.conn.recv()
         except (EOFError, OSError):

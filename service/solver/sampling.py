@@ -15,9 +15,10 @@ a stock the player cannot see). Here the hidden information is sampled instead:
 - **budget**: each sample is solved with its share of the positions
   (:func:`positions_per_sample`: what the time budget allows at
   :data:`~.settings.SAMPLED_POSITIONS_PER_SECOND`, within ``max_states``, split evenly),
-  so the searches end on positions, not on the clock, and the answer does not depend on
-  the machine's speed; the time left, shared among the samples still to search, is only a
-  safety cap that keeps the whole search within its budget.
+  so the searches end on positions, never on the clock, and the answer depends neither
+  on the machine's speed nor on its load (the clock is only the solver process's safety
+  cap, whose expiry is an error, never an answer:
+  :class:`~service.solver.search.SearchOverrun`).
 - **hint**: the move that starts the solutions of the most won samples (ties: the
   heuristic's order); when no sample is won, the heuristic's choice. ``winnable`` is
   ``None`` (unknown): a won sample is a guess, not the game.
@@ -119,16 +120,13 @@ class SampledSearch:
 
 def search_samples(game: Game, state: State, limits: Limits, samples: int) -> SampledSearch:
     """Solve ``samples`` samples of ``state``'s hidden information, each with its share of
-    the positions and, as a safety cap, its share of the time left."""
+    the positions and of the time budget (itself counted in positions), whatever the
+    clock says."""
     rng = random.Random(visible_seed(game, state))
     drawn = [game.sample_hidden(state, rng) for _ in range(samples)]
-    positions = positions_per_sample(limits, samples)
+    share = Limits(limits.max_seconds / samples, positions_per_sample(limits, samples))
     started = time.monotonic()
-    deadline = started + limits.max_seconds
-    results: list[SolveResult] = []
-    for i, sample in enumerate(drawn):
-        seconds = max(0.0, deadline - time.monotonic()) / (samples - i)
-        results.append(solve_position(game, sample, Limits(seconds, positions)))
+    results = [solve_position(game, sample, share) for sample in drawn]
     return SampledSearch(drawn, results, time.monotonic() - started)
 
 
@@ -232,9 +230,9 @@ def player_solve(game: Game, state: State, limits: Limits, samples: int, autopla
     if not autoplay:
         return PlayerSolve(sampled.summary(safe_line(game, state, moves)), sampled.count)
     # The won sample's solution as the line to play with autoplay, in that sample; its
-    # searches get what the samples left (positions decide, the time is a safety cap).
+    # searches get the positions the samples left.
     started = time.monotonic()
-    left = left_of(sampled_limits(limits, samples), sampled.seconds, sampled.states)
+    left = left_of(game, sampled_limits(limits, samples), sampled.states)
     line = autoplay_line(game, sampled.samples[pick.sample], moves, left, solve_position)
     answered = safe_line(game, state, line.moves, with_autoplay=True)
     return PlayerSolve(sampled.summary(answered, line.states, time.monotonic() - started), sampled.count)

@@ -12,6 +12,15 @@ The passes (:class:`SearchPlan`): :func:`depth_first` (optionally a depth-bounde
 pass first), :func:`best_first` (lowest :meth:`Strategy.score` first), or a plug-in's
 own search built from them. Every pass of one solve shares its position limit.
 
+Budgets are counted in positions, never read off the clock, so that the same request
+gets the same answer however busy the machine is: a search's time budget is the
+positions it buys at its game's reference pace (:attr:`Strategy.positions_per_second`,
+:func:`budget_of`), within ``max_states``; every pass, and every share of a budget
+between passes, is a count of positions. The clock is read only for the ``seconds``
+an answer reports and for the wall-clock safety cap (:func:`wall_clock_cap`): a search
+still running at that cap raises :class:`SearchOverrun` (the HTTP layer answers 503
+with ``Retry-After``), it never answers what it found so far.
+
 A strategy may carry compiled forms of the two passes (:class:`NativeSearch`, the
 Penguin family's ``_penguin_native.c``); :func:`depth_first_pass` and :func:`best_first`
 then run those, which visit the same positions and answer the same moves as the Python
@@ -28,11 +37,14 @@ answer ``unknown``, never ``unsolvable``.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import heapq
+import math
 import threading
 import time
 from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -52,7 +64,9 @@ NativeAnswer = tuple[str, str | None, int, list[tuple[MoveLike, ...]], list[Node
 class NativeSearch(Protocol):
     """A plug-in's compiled form of :func:`depth_first_pass` and :func:`best_first`: the
     same search, position for position and move for move, as those passes over the
-    plug-in's Python methods (which stay the reference its tests compare it with)."""
+    plug-in's Python methods (which stay the reference its tests compare it with).
+    ``deadline`` is the wall-clock safety cap (:func:`overrun_deadline`): a pass that
+    reaches it answers stopped by "time", which the core raises as :class:`SearchOverrun`."""
 
     def depth_first(self, root: Node, deadline: float, max_states: int, max_depth: int, long_path: int) -> NativeAnswer:
         """:func:`depth_first_pass` from ``root`` (``max_depth`` 0: no bound)."""
@@ -61,6 +75,39 @@ class NativeSearch(Protocol):
     def best_first(self, root: Node, deadline: float, max_states: int, max_open: int) -> NativeAnswer:
         """:func:`best_first` from ``root``, keeping at most ``max_open`` open positions."""
         ...
+
+
+class SearchOverrun(Exception):
+    """The search was still running at its wall-clock safety cap (:func:`wall_clock_cap`):
+    it did not get the CPU its budget in positions needs. Raised, never answered as an
+    ``unknown``: an answer cut by the clock would differ from run to run."""
+
+
+# The wall-clock safety cap of the searches running in this context (a solver process runs
+# one search at a time; a search in a request thread has none: infinity).
+_OVERRUN_AT: ContextVar[float] = ContextVar("overrun_at", default=math.inf)
+
+
+@contextlib.contextmanager
+def wall_clock_cap(seconds: float) -> Iterator[None]:
+    """Within the block, a search still running ``seconds`` from now raises
+    :class:`SearchOverrun` (a safety net: budgets are counted in positions)."""
+    token = _OVERRUN_AT.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _OVERRUN_AT.reset(token)
+
+
+def overrun_deadline() -> float:
+    """The ``time.monotonic()`` of the safety cap in force (infinity when none is)."""
+    return _OVERRUN_AT.get()
+
+
+def check_clock(deadline: float) -> None:
+    """Raise :class:`SearchOverrun` once ``deadline`` (:func:`overrun_deadline`) has passed."""
+    if time.monotonic() > deadline:
+        raise SearchOverrun(f"the search was still running {time.monotonic() - deadline:.1f} s past its safety cap")
 
 
 # Best-first keeps whole positions open (about 1 KB each): past this many, the worst
@@ -82,10 +129,17 @@ def pack_counters(packed: bytes, counters: Sequence[int]) -> bytes:
 
 @dataclass(frozen=True)
 class Limits:
-    """What one search may spend: wall-clock seconds and distinct positions visited."""
+    """What one search may spend: ``max_seconds`` of search, counted in positions at the
+    game's reference pace (:func:`budget_of`), and at most ``max_states`` distinct
+    positions (a bound on memory)."""
 
     max_seconds: float
     max_states: int
+
+    def spent(self, states: int, pace: float) -> Limits:
+        """What is left once ``states`` positions are spent, at ``pace`` positions per
+        second of budget (both bounds shrink by the same positions)."""
+        return Limits(self.max_seconds - states / pace, self.max_states - states)
 
 
 class Outcome(StrEnum):
@@ -99,8 +153,8 @@ class Outcome(StrEnum):
 class StopReason(StrEnum):
     """Why a search answered ``unknown`` (the API's ``stopped_by``)."""
 
-    TIME = "time"
-    STATES = "states"
+    TIME = "time"  # the positions its time budget buys at the game's pace (budget_of) were spent
+    STATES = "states"  # max_states positions were visited
     MEMORY = "memory"  # best-first dropped open positions, so it can no longer prove a loss
     INVALID_SOLUTION = "invalid-solution"  # a plug-in's solution failed the engine's replay
     DEPTH = "depth"  # only inside depth_first: the bounded pass cut a line
@@ -147,13 +201,18 @@ class Strategy:
     interface alone, and each method is a hook a game's plug-in overrides where it pays."""
 
     #: DEPTH_FIRST (children in order), OWN (the plug-in's :meth:`own_search`) or
-    #: DEPTH_THEN_BEST_FIRST (depth-first for :attr:`first_share` of the time, then
+    #: DEPTH_THEN_BEST_FIRST (depth-first for :attr:`first_share` of the positions, then
     #: best-first, lowest :meth:`score` first, from scratch: two different looks, as
     #: Freecell Solver's flares). Each pass keeps every visited key and stops only when
     #: the reachable space is exhausted, so each proves loss soundly on its own.
     plan: SearchPlan = SearchPlan.DEPTH_FIRST
-    #: Under DEPTH_THEN_BEST_FIRST, the share of the time the depth-first pass gets.
+    #: Under DEPTH_THEN_BEST_FIRST, the share of the positions the depth-first pass gets.
     first_share: float = 0.5
+    #: The positions one second of budget buys (:func:`budget_of`): about half this
+    #: strategy's pace on one idle core, fixed here so that the answer depends neither on
+    #: the machine nor on its load (the measurements: bench/positions-budget.md). The
+    #: generic strategy's is Amazons'.
+    positions_per_second: int = 55_000
     #: A depth-first solution through more positions than this is shortened before it
     #: is answered (see :func:`shorten`); a typical one is far shorter.
     long_path: int = 150
@@ -227,10 +286,13 @@ class Strategy:
 
     def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Node, started: float) -> SolveResult:
         """A plug-in's own search (plan OWN), from ``root`` after the ``first``
-        automatic moves, for a solve that began at ``started`` (``time.monotonic()``:
-        the deadline is ``started + limits.max_seconds``). It must answer
-        ``unsolvable`` only after an exhaustive pass, and may use :func:`depth_first`
-        and :func:`best_first` as building blocks."""
+        automatic moves, for a solve that began at ``started`` (``time.monotonic()``,
+        for the seconds it reports). Its budget is ``limits.max_states`` positions
+        (:func:`solve` has counted the time budget in them): it must stop on positions,
+        never on the clock, except at the safety cap (:func:`overrun_deadline`, raising
+        :class:`SearchOverrun`), answer an exhausted budget as stopped by "states", and
+        answer ``unsolvable`` only after an exhaustive pass. It may use
+        :func:`depth_first` and :func:`best_first` as building blocks."""
         raise NotImplementedError
 
     def children(self, state: Node) -> Iterator[Child]:
@@ -272,16 +334,38 @@ class _GcPause:
 gc_paused = _GcPause()
 
 
+def budget_of(limits: Limits, pace: int) -> tuple[int, StopReason]:
+    """The positions a search within ``limits`` may visit, at ``pace`` positions per second
+    of budget (:attr:`Strategy.positions_per_second`), and what an ``unknown`` answer is then
+    stopped by: "time" when the time budget's positions are the fewer, else "states".
+
+    >>> budget_of(Limits(0.5, 1_000_000), 20_000)
+    (10000, <StopReason.TIME: 'time'>)
+    >>> budget_of(Limits(10, 1_000), 20_000)
+    (1000, <StopReason.STATES: 'states'>)
+    """
+    timed = limits.max_seconds * pace  # a float: an infinite budget stays infinite
+    if timed < limits.max_states:
+        return max(1, math.floor(timed)), StopReason.TIME
+    return max(1, limits.max_states), StopReason.STATES
+
+
 def solve(strategy: Strategy, limits: Limits) -> SolveResult:
-    """Search from ``strategy.root`` within ``limits``, as the strategy's plan
-    says, with the cyclic garbage collector paused (:class:`_GcPause`). The positions of
-    every pass together stay within ``limits.max_states``: a later pass gets what the
-    earlier ones left."""
+    """Search from ``strategy.root`` within ``limits`` (counted in positions,
+    :func:`budget_of`), as the strategy's plan says, with the cyclic garbage collector
+    paused (:class:`_GcPause`). The positions of every pass together stay within the
+    budget: a later pass gets what the earlier ones left. Raises :class:`SearchOverrun`
+    at the wall-clock safety cap (:func:`wall_clock_cap`)."""
+    positions, binding = budget_of(limits, strategy.positions_per_second)
     with gc_paused:
-        return _solve(strategy, limits)
+        result = _solve(strategy, Limits(limits.max_seconds, positions))
+    if result.stopped_by is StopReason.STATES:
+        result.stopped_by = binding
+    return result
 
 
 def _solve(strategy: Strategy, limits: Limits) -> SolveResult:
+    """:func:`solve` within ``limits.max_states`` positions (the whole budget, counted)."""
     started = time.monotonic()
     first, root = strategy.auto(strategy.start())
     if strategy.is_won(root):
@@ -289,9 +373,9 @@ def _solve(strategy: Strategy, limits: Limits) -> SolveResult:
     if strategy.plan is SearchPlan.OWN:
         return strategy.own_search(limits, first, root, started)
     if strategy.plan is SearchPlan.DEPTH_THEN_BEST_FIRST:
-        part = Limits(limits.max_seconds * strategy.first_share, limits.max_states)
-        deep = depth_first(strategy, part, first, root, started)
-        if deep.result is not Outcome.UNKNOWN or deep.stopped_by is not StopReason.TIME:
+        share = max(1, math.floor(limits.max_states * strategy.first_share))
+        deep = depth_first(strategy, Limits(limits.max_seconds, share), first, root, started)
+        if deep.result is not Outcome.UNKNOWN or deep.stopped_by is not StopReason.STATES:
             return deep
         greedy = best_first(strategy, remaining(limits, deep.states), first, root, started)
         greedy.states += deep.states
@@ -324,7 +408,7 @@ def depth_first_pass(
 ) -> SolveResult:
     """One depth-first pass; with ``max_depth``, lines longer than that are cut, and a
     pass that cut one and found nothing answers unknown, stopped by "depth"."""
-    deadline = started + limits.max_seconds
+    deadline = overrun_deadline()
     max_states = max(1, limits.max_states)
     if strategy.native is not None:
         outcome, stop, states, line_steps, line_nodes = strategy.native.depth_first(
@@ -346,8 +430,8 @@ def depth_first_pass(
     while stack:
         for moves, child in stack[-1]:
             tick += 1
-            if tick & 127 == 0 and time.monotonic() > deadline:
-                return SolveResult.unknown(StopReason.TIME, len(visited), started)
+            if tick & 127 == 0:
+                check_clock(deadline)
             k = key(child)
             if k in visited:
                 continue
@@ -390,15 +474,15 @@ def shorten(
     that one of its children equals (by canonical key). The jumps are then replayed from
     the root, picking at each step a child with the next key, since equal keys may be
     different arrangements of the same position (moves name piles). If a step finds no
-    such child, or the deadline passes, the original line is kept."""
+    such child, the original line is kept; at the safety cap ``deadline``, raises
+    :class:`SearchOverrun`."""
     key = strategy.key
     node_keys = [key(n) for n in nodes]  # distinct: each was new to the visited set
     where = {k: i for i, k in enumerate(node_keys)}
     keys = [node_keys[0]]
     i, last = 0, len(nodes) - 1
     while i < last:
-        if time.monotonic() > deadline:
-            return path
+        check_clock(deadline)
         best = i + 1
         for _, child in strategy.children(nodes[i]):
             j = where.get(key(child), -1)
@@ -409,8 +493,7 @@ def shorten(
     steps = [path[0]]
     node = nodes[0]
     for k in keys[1:]:
-        if time.monotonic() > deadline:
-            return path
+        check_clock(deadline)
         for moves, child in strategy.children(node):
             if key(child) == k:
                 steps.append(moves)
@@ -426,7 +509,7 @@ def best_first(
 ) -> SolveResult:
     """Greedy best-first: always expand the open node with the lowest score. Each key
     records its parent and the moves from it, to rebuild the solution."""
-    deadline = started + limits.max_seconds
+    deadline = overrun_deadline()
     max_states = max(1, limits.max_states)
     if strategy.native is not None:
         outcome, stop, states, line_steps, _ = strategy.native.best_first(root, deadline, max_states, MAX_OPEN_NODES)
@@ -446,8 +529,8 @@ def best_first(
         _, _, pk, node = heapq.heappop(heap)
         for moves, child in strategy.children(node):
             tick += 1
-            if tick & 127 == 0 and time.monotonic() > deadline:
-                return SolveResult.unknown(StopReason.TIME, len(parent), started)
+            if tick & 127 == 0:
+                check_clock(deadline)
             k = key(child)
             if k in parent:
                 continue
@@ -473,7 +556,8 @@ def native_result(
     outcome: str, stop: str | None, states: int, path: list[tuple[MoveLike, ...]], started: float
 ) -> SolveResult:
     """The :class:`SolveResult` of a compiled pass's answer (``path``: every step, the
-    root's automatic moves first)."""
+    root's automatic moves first); a pass stopped at the safety cap raises
+    :class:`SearchOverrun`."""
     result = Outcome(outcome)
     if result is Outcome.SOLVED:
         make = Move._make  # the steps' moves are 4-tuples: cheaper than Move(*m)
@@ -482,6 +566,8 @@ def native_result(
         return SolveResult.unsolvable(states, started)
     if stop is None:
         raise ValueError("a compiled pass answered unknown without saying why")
+    if stop == StopReason.TIME:
+        raise SearchOverrun(f"a compiled pass reached its safety cap after {states} positions")
     return SolveResult.unknown(StopReason(stop), states, started)
 
 

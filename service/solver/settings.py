@@ -16,15 +16,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# The pool's time bounds (service/solver/pool.py).
+# The pool's time bounds (service/solver/pool.py). Budgets are counted in positions
+# (service/solver/search.py's budget_of); these are the wall-clock safety nets around them.
 KILL_GRACE_SECONDS = 5.0  # past its budget, a search that has not answered is killed
+# Past its budget, a search still running in its solver process stops itself (SearchOverrun),
+# a second before the kill, so that its process answers the overrun and lives on.
+OVERRUN_GRACE_SECONDS = KILL_GRACE_SECONDS - 1.0
 PING_SECONDS = 1.0  # all the pings of idle processes before a search, together; then a new process
 STOP_SECONDS = 1.0  # how long the pool waits for a process that died to report its exit code
 
 # A player-knowledge search (service/solver/sampling.py) gives its samples together this many
-# positions per second of its budget: well below every game's pace on an idle core, so that
-# each sample runs out of positions before its share of the time, and the same request gets
-# the same answer whatever the machine's speed.
+# positions per second of its budget: at most every game's reference pace (each strategy's
+# positions_per_second), so that a sampled search takes a fraction of its budget on an idle
+# core and stays within budget and grace with the solver's share of a busy one
+# (bench/positions-budget.md).
 SAMPLED_POSITIONS_PER_SECOND = 10_000
 
 

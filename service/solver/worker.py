@@ -2,12 +2,15 @@
 
 A solver process runs :func:`serve` until its pipe closes. It ignores SIGINT (the server
 decides when its solvers stop), leaves the server's session for one of its own
-(:func:`leave_the_servers_group`), lowers its own priority (:func:`yield_to_play`), so that
-the threads serving play keep the CPU, and keeps to the CPUs given to searches if the
-server gives some (``SOLVER_CPUS``, :func:`keep_to`). Each job is ``(function, game id,
-options, args)``: the game travels as its id and options and is rebuilt here through the
+(:func:`leave_the_servers_group`), lowers its own priority moderately (:func:`yield_to_play`),
+so that the threads serving play come first but a search still gets a guaranteed share of a
+busy CPU, and keeps to the CPUs given to searches if the server gives some (``SOLVER_CPUS``,
+:func:`keep_to`: then the share is whole CPUs). Each job is ``(function, game id, options,
+args, cap)``: the game travels as its id and options and is rebuilt here through the
 registry's cache, so a game's precomputed tables are built once per process, not once per
-search.
+search; ``cap`` is the search's wall-clock safety cap in seconds
+(:func:`~.search.wall_clock_cap`): a search still running then answers
+:attr:`Reply.OVERRUN`, never a result cut by the clock.
 """
 
 from __future__ import annotations
@@ -24,25 +27,37 @@ from typing import Any
 
 from service.engine.registry import get_game
 
-# Play keeps the CPU: at nice 19 a search gets about 1.5% of a core that a play thread
-# (nice 0) also wants, and all of an idle one.
-SOLVER_NICENESS = 19
+from .search import SearchOverrun, wall_clock_cap
 
-Job = tuple[Callable[..., Any], str, dict[str, Any], tuple[Any, ...]]
+# Play comes first, and a search still gets its share of a busy CPU: at nice 2 (weight 655
+# against a nice-0 thread's 1024, the kernel's sched_prio_to_weight) a search gets about 40%
+# of a CPU that one play thread also wants, and all of an idle one. Where Linux groups
+# processes by session (autogroups: `make run` on a plain host), the search's session is a
+# group of its own at this niceness, and that share holds against the whole server's group,
+# however many threads it runs. Not the idle class (SCHED_IDLE) nor nice 19: those left a
+# search about 3% of a busy CPU, too little to finish within its budget and grace; nice 5
+# leaves 25%, too little for a 10 s budget (bench/positions-budget.md has the measurements).
+SOLVER_NICENESS = 2
+
+Job = tuple[Callable[..., Any], str, dict[str, Any], tuple[Any, ...], float]
 PING = "ping"  # answered at once: the pool's check that an idle process still lives
 
 
 class Reply(StrEnum):
-    """How a job ended: its value, or the trace of the error it raised."""
+    """How a job ended: its value, the trace of the error it raised, or the text of its
+    overrun (still running at its wall-clock safety cap: it did not get its share of the CPU)."""
 
     DONE = "done"
     FAILED = "failed"
+    OVERRUN = "overrun"
 
 
 def run_job(job: Job) -> Any:
-    """``function(game, *args)`` for the game named by id and options."""
-    function, game_id, options, args = job
-    return function(get_game(game_id, options), *args)
+    """``function(game, *args)`` for the game named by id and options, within the job's
+    wall-clock safety cap (raises :class:`~.search.SearchOverrun` past it)."""
+    function, game_id, options, args, cap = job
+    with wall_clock_cap(cap):
+        return function(get_game(game_id, options), *args)
 
 
 def leave_the_servers_group() -> None:
@@ -66,13 +81,11 @@ def leave_the_servers_group() -> None:
 
 
 def yield_to_play() -> None:
-    """The lowest priority this process may take: niced, and on Linux in the idle
-    scheduling class too, which runs only on a CPU nothing else wants (and is preempted
-    at once when a play thread wakes up)."""
-    os.nice(SOLVER_NICENESS)
-    if hasattr(os, "SCHED_IDLE"):
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    """A moderate priority: niced to :data:`SOLVER_NICENESS`, in the normal scheduling
+    class (the idle class would starve a search on a busy CPU). A process that is already
+    nicer keeps its niceness."""
+    with contextlib.suppress(OSError):
+        os.nice(max(0, SOLVER_NICENESS - os.nice(0)))
 
 
 def keep_to(cpus: frozenset[int]) -> None:
@@ -102,6 +115,8 @@ def serve(conn: Connection, cpus: frozenset[int] = frozenset()) -> None:
             continue
         try:
             reply: tuple[Reply, Any] = (Reply.DONE, run_job(job))
+        except SearchOverrun as overrun:
+            reply = (Reply.OVERRUN, str(overrun))
         except Exception:
             reply = (Reply.FAILED, traceback.format_exc())
         try:

@@ -19,6 +19,7 @@ from flask.testing import FlaskClient
 from service.engine.core import Game, Move, State
 from service.engine.registry import game_ids, get_game
 from service.http import create_app
+from service.http.app_settings import settings_of
 from service.http.wire import move_from_json, state_to_json
 from service.solver import Limits, Outcome, SolveResult, StopReason, hint, solve_position
 from service.solver.autoplay import autoplay_line, follow, run_autoplay, wins_with_autoplay
@@ -141,12 +142,14 @@ def test_autoplay_none_answers_as_without_the_field(client: FlaskClient, endpoin
 
 @pytest.mark.parametrize("game_id", ["penguin", "forty-thieves", "boomerang"])
 def test_a_hint_with_safe_autoplay_starts_the_solves_line(client: FlaskClient, game_id: str) -> None:
-    """The hint is the first move of the line a solve with ``safe`` answers, and its reason
-    counts that line's moves; the move is the one hinted without autoplay."""
+    """The hint is the first move of the line a solve with ``safe`` and the hint's budget
+    answers (the same search: budgets are counted in positions), and its reason counts that
+    line's moves; the move is the one hinted without autoplay."""
     deal = QUICK_DEALS[game_id][0]
+    limits = {"max_seconds": settings_of(client.application).solver.hint_seconds}
     for count in (0, 10, 20):
         state, _ = first_legal_moves(client, game_id, deal, count)
-        solved = post(client, game_id, "solve", {"state": state, "autoplay": "safe"})
+        solved = post(client, game_id, "solve", {"state": state, "autoplay": "safe", "limits": limits})
         if solved["result"] != "solved":
             continue
         given = post(client, game_id, "hint", {"state": state, "autoplay": "safe"})

@@ -17,7 +17,6 @@ packed key is equal exactly for equal abstract nodes.
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -165,7 +164,7 @@ def test_children_are_the_engine_moves(kind: str) -> None:
         assert isinstance(strategy, plugin.BinaryStarStrategy)
         node = strategy.node_of(state)
         assert node is not None
-        search = plugin._Search(*node, Limits(10, 10**6), time.monotonic())
+        search = plugin._Search(*node, Limits(10, 10**6))
         fans, counts, a, b = node
         h = [len(fp) for fp in fans]
         path: list[tuple[int, int, int]] = []
@@ -205,7 +204,7 @@ def test_key_names_exactly_the_abstract_node() -> None:
     assert plugin.SH[12] + 6 <= plugin.FANS_SHIFT
     rng = random.Random("binary-star keys")
     fans = (b"\x01\x02\x03", b"\x03\x02\x01", b"\x01\x02", b"\x01", b"\x05\x05\x05\x05\x05\x05") + (b"",) * 12
-    search = plugin._Search(fans, 0, 0, 0, Limits(1, 1), time.monotonic())
+    search = plugin._Search(fans, 0, 0, 0, Limits(1, 1))
     named: dict[int, tuple[object, ...]] = {}
     bases = [sum(rng.choice((0, 1, 2, 60)) << plugin.SH[k] for k in range(13)) for _ in range(3)]
     for _ in range(20000):

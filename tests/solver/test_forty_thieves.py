@@ -191,7 +191,7 @@ def test_exhausted_beam_pass_is_a_sound_proof() -> None:
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
-        r = kn.beam_pass(root, WIDE, time.monotonic() + 60, 3000)
+        r = kn.beam_pass(root, WIDE, 3000)
         plain = solve(Strategy(GAME, state), Limits(10, 1000))
         if plain.result == "unknown" or r.end in (PassEnd.TIME, PassEnd.STATES):
             continue
@@ -203,12 +203,12 @@ def test_exhausted_beam_pass_is_a_sound_proof() -> None:
             assert r.end is PassEnd.EXHAUSTED and plain.result == "unsolvable", state
             verdicts["exhausted"] += 1
         narrow = FortyThievesStrategy(GAME, state)
-        r = narrow.beam_pass(root, WIDE._replace(width=1, per_slot=1), time.monotonic() + 60, 3000)
+        r = narrow.beam_pass(root, WIDE._replace(width=1, per_slot=1), 3000)
         assert r.end is not PassEnd.EXHAUSTED or plain.result == "unsolvable"
     assert verdicts["solved"] >= 10 and verdicts["exhausted"] >= 10, verdicts
     kn = FortyThievesStrategy(GAME, GAME.initial_state(1))
     first, root = kn.auto(kn.start())
-    assert kn.beam_pass(root, WIDE._replace(width=4, per_slot=2), time.monotonic() + 60, 100_000).end is PassEnd.DROPPED
+    assert kn.beam_pass(root, WIDE._replace(width=4, per_slot=2), 100_000).end is PassEnd.DROPPED
 
 
 def test_depth_first_search_resumes_where_it_paused() -> None:
@@ -225,7 +225,7 @@ def test_depth_first_search_resumes_where_it_paused() -> None:
         dfs = _Dfs(kn, first, root)
         result = None
         while result is None and dfs.positions < 3000:
-            result = dfs.run(time.monotonic() + 60, min(3000, dfs.positions + 7))
+            result = dfs.run(min(3000, dfs.positions + 7))
         assert (result or "unknown") == whole.result
         assert dfs.positions == whole.states
         if result == "solved":
@@ -243,7 +243,7 @@ def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
         first, root = kn.auto(kn.start())
         if kn.is_won(root):
             continue
-        r = kn.beam_pass(root, WIDE, time.monotonic() + 60, 3000)
+        r = kn.beam_pass(root, WIDE, 3000)
         narrowed += r.narrowest == 1
         plain = solve(Strategy(GAME, state), Limits(10, 1000))
         if r.moves is not None:
@@ -254,7 +254,7 @@ def test_narrowed_pass_only_proves_what_it_saw_in_full() -> None:
     kn = FortyThievesStrategy(GAME, GAME.initial_state(1))
     kn.pace_margin, kn.min_width = 1e-12, 1
     first, root = kn.auto(kn.start())
-    r = kn.beam_pass(root, WIDE, time.monotonic() + 60, 100_000)
+    r = kn.beam_pass(root, WIDE, 100_000)
     assert r.end is PassEnd.DROPPED and r.narrowest == 1
 
 
@@ -297,7 +297,7 @@ def test_buried_term_changes_which_deals_a_pass_wins(deal: int, width: int, per:
     for bury, count_both in ((2.0, both), (0.0 if not both else 2.0, False)):
         kn = FortyThievesStrategy(GAME, state)
         first, root = kn.auto(kn.start())
-        found = kn.beam_pass(root, BeamPass(width, per, waste, bury, count_both), time.monotonic() + 60, 100_000).moves
+        found = kn.beam_pass(root, BeamPass(width, per, waste, bury, count_both), 100_000).moves
         if found is not None:
             assert verify(GAME, state, [Move(*m) for m in (*first, *found)])
         wins.append(found is not None)

@@ -10,8 +10,6 @@ plain search. Malformed input is refused with ValueError."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from service.engine.registry import get_game
@@ -32,7 +30,7 @@ from tests.solver.test_forty_thieves import POSITIONS, WIDE, _search_sample
 GAME = get_game("forty-thieves")
 NATIVE = plugin._NATIVE
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="not built (tests/solver/test_native_build.py fails then)")
-FAR = 10**6  # seconds: a deadline that never comes, so that only the positions limit stops a search
+FAR = 10**6  # seconds: a budget whose positions outnumber max_states, so that only max_states stops a search
 
 
 class _Recording(FortyThievesStrategy):
@@ -51,8 +49,8 @@ def positions_searched(deal: int) -> list[Piles]:
     """The positions a 64-wide beam pass and a depth-first search of ``deal`` test."""
     out: list[Piles] = []
     kn = _Recording(deal, out)
-    kn.beam_pass(kn.start(), BeamPass(64, 8, 5.0, 2.0, False), time.monotonic() + FAR, 6000)
-    _Dfs(kn, (), kn.start()).run(time.monotonic() + FAR, 2000)
+    kn.beam_pass(kn.start(), BeamPass(64, 8, 5.0, 2.0, False), 6000)
+    _Dfs(kn, (), kn.start()).run(2000)
     return out
 
 
@@ -84,7 +82,7 @@ PLANS = [BeamPass(16, 32, 5.0, 2.0, False), BeamPass(64, 8, 8.0, 2.0, True), Bea
 def beam_pass(state: object, plan: BeamPass, native: bool, max_states: int) -> PassResult:
     kn = FortyThievesStrategy(GAME, state, native=native)  # type: ignore[arg-type]
     _, root = kn.auto(kn.start())
-    return kn.beam_pass(root, plan, time.monotonic() + FAR, max_states)
+    return kn.beam_pass(root, plan, max_states)
 
 
 @pytest.mark.parametrize("deal", [1, 7, 10, 12, 46, 61])
@@ -111,9 +109,8 @@ def test_a_pass_over_an_end_game_is_the_same_with_either_look_around() -> None:
 
 
 def search(deal: int, native: bool, max_states: int) -> SolveResult:
-    """The whole search of ``deal`` with the clock out of play: no depth-first slices
-    between the passes (their length is a share of the time), a deadline that never
-    comes, so only ``max_states`` stops it."""
+    """The whole search of ``deal``, beam passes only after the probe (no depth-first
+    slices between them), within ``max_states`` positions."""
     kn = FortyThievesStrategy(GAME, GAME.initial_state(deal), native=native)
     kn.dfs_share = 0.0
     return solve(kn, Limits(FAR, max_states))
@@ -138,7 +135,7 @@ def depth_first(state: object, native: bool, prune_lost: bool, max_states: int, 
     dfs = _Dfs(kn, first, root)
     outcome = None
     while outcome is None and dfs.positions < max_states:
-        outcome = dfs.run(time.monotonic() + FAR, min(max_states, dfs.positions + slice_of))
+        outcome = dfs.run(min(max_states, dfs.positions + slice_of))
     return outcome, dfs.positions, dfs.verdict() if outcome is not None else None
 
 

@@ -20,7 +20,16 @@ from service.solver import Limits
 from service.solver import search as search_module
 from service.solver.plugins import penguin as penguin_module
 from service.solver.plugins.penguin import PenguinStrategy
-from service.solver.search import Outcome, SolveResult, StopReason, best_first, depth_first, verify
+from service.solver.search import (
+    Outcome,
+    SearchOverrun,
+    SolveResult,
+    StopReason,
+    best_first,
+    depth_first,
+    verify,
+    wall_clock_cap,
+)
 from tests.solver.test_soundness import FAMILY, random_penguin_position
 
 Pass = Callable[[PenguinStrategy, Limits], SolveResult]
@@ -119,14 +128,18 @@ def test_a_pass_stopped_by_the_state_limit() -> None:
         assert python[:3] == (Outcome.UNKNOWN, StopReason.STATES, 500)
 
 
-def test_a_pass_stopped_by_the_clock() -> None:
-    """A deadline already past: each pass looks at the clock every 128 children, so both
-    stop at the same child."""
+def test_a_pass_at_its_safety_cap_raises_in_either_form() -> None:
+    """A safety cap already past: each pass, Python or compiled, looks at the clock every
+    128 children and raises SearchOverrun (never an answer cut by the clock); without a
+    cap, the budget's positions alone stop it."""
     game = get_game("opus")
-    state = game.initial_state(1)
+    state = game.initial_state(1)  # lost, after thousands of positions
     for run in (run_depth_first, run_best_first):
-        python = assert_same(game, state, run, Limits(0, 10**6))
-        assert python[:2] == (Outcome.UNKNOWN, StopReason.TIME)
+        for native in (False, True):
+            strategy = PenguinStrategy(game, state, native=native)
+            with wall_clock_cap(-1.0), pytest.raises(SearchOverrun):
+                run(strategy, Limits(600, 10**6))
+        assert assert_same(game, state, run, Limits(0, 10**6))[0] is Outcome.UNSOLVABLE  # 0 s: only the positions count
 
 
 def test_a_depth_bound_cuts_lines_alike() -> None:

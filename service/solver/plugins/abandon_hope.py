@@ -33,7 +33,6 @@ tableau and stock hold a Club twice (not a valid one) falls back to the generic 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable
 
 from service.engine.abandon_hope import MAX_REDEALS
@@ -42,7 +41,17 @@ from service.engine.core import REDEAL, Action, Game, Move, State
 from service.engine.reshuffle import reshuffle_seed
 from service.engine.shuffle import pysol_shuffle
 
-from ..search import Limits, MoveLike, SearchPlan, SolveResult, StopReason, Strategy, depth_first
+from ..search import (
+    Limits,
+    MoveLike,
+    SearchPlan,
+    SolveResult,
+    StopReason,
+    Strategy,
+    check_clock,
+    depth_first,
+    overrun_deadline,
+)
 
 CLUBS_IN_DECK = KING  # one Club of each rank
 TOP, BOTTOM, IN_STOCK = 0, 1, 2
@@ -73,6 +82,7 @@ class AbandonHopeStrategy(Strategy):
     """The exact phase search of the module docstring (plan OWN)."""
 
     plan = SearchPlan.OWN
+    positions_per_second = 100_000  # the positions a second of budget buys (bench/positions-budget.md)
 
     def __init__(self, game: Game, root: State) -> None:
         super().__init__(game, root)
@@ -168,7 +178,7 @@ class AbandonHopeStrategy(Strategy):
         if left.bit_count() != len(clubs) or any(rank_of(c) == 0 for c in clubs):
             return depth_first(self, limits, first, root, started)  # not a valid position
         self.others = sum(len(piles[i]) for i in self.in_play) - len(clubs)
-        phases = _PhaseSearch(self, limits, started, left, CLUBS_IN_DECK - len(piles[self.waste]))
+        phases = _PhaseSearch(self, limits, left, CLUBS_IN_DECK - len(piles[self.waste]))
         won = phases.search(root.counters[0], left, self.groups_now(root))
         states = len(phases.visited) + 1
         if won:
@@ -205,9 +215,9 @@ class _PhaseSearch:
     from a root whose Clubs in play are ``left0`` and which still lacks ``need0``
     discards: :attr:`path` is the winning discard sets, :attr:`stopped` why it gave up."""
 
-    def __init__(self, strategy: AbandonHopeStrategy, limits: Limits, started: float, left0: int, need0: int) -> None:
+    def __init__(self, strategy: AbandonHopeStrategy, limits: Limits, left0: int, need0: int) -> None:
         self.strategy = strategy
-        self.deadline = started + limits.max_seconds
+        self.deadline = overrun_deadline()  # the safety cap only: the budget is max_states
         self.max_states = max(1, limits.max_states)
         self.left0 = left0
         self.need0 = need0
@@ -232,9 +242,7 @@ class _PhaseSearch:
             if len(visited) >= self.max_states:
                 self.stopped = StopReason.STATES
                 return False
-            if time.monotonic() > self.deadline:  # each node lists up to 2^13 discard sets
-                self.stopped = StopReason.TIME
-                return False
+            check_clock(self.deadline)  # each node lists up to 2^13 discard sets
             self.path.append(d)
             if self.search(redeals + 1, child, strategy.groups_after_redeal(redeals + 1, child)):
                 return True

@@ -62,7 +62,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from operator import getitem, itemgetter
 from typing import Any
@@ -71,7 +70,17 @@ from service.engine.binary_star import N_RANKS, ONE_APART
 from service.engine.cards import ALL_RANKS, rank_above, rank_below, rank_of
 from service.engine.core import Action, Game, Move, State
 
-from ..search import Limits, MoveLike, SearchPlan, SolveResult, StopReason, Strategy, depth_first
+from ..search import (
+    Limits,
+    MoveLike,
+    SearchPlan,
+    SolveResult,
+    StopReason,
+    Strategy,
+    check_clock,
+    depth_first,
+    overrun_deadline,
+)
 
 MOVE = int(Action.MOVE)
 Piles = tuple[bytes, ...]
@@ -187,7 +196,7 @@ class _Search:
     loss.
     """
 
-    def __init__(self, fans: tuple[bytes, ...], counts: int, a: int, b: int, limits: Limits, started: float) -> None:
+    def __init__(self, fans: tuple[bytes, ...], counts: int, a: int, b: int, limits: Limits) -> None:
         self.fans = fans
         # the fans as a multiset of contents: an int holding, from bit FANS_SHIFT, how many
         # fans hold each content in FAN_BITS bits; z[i][h] is fan i cut to height h.
@@ -198,7 +207,7 @@ class _Search:
         # topt[i][h]: the rank on top of fan i at height h (0: empty)
         self.topt = [bytes((0, *fp)) for fp in fans]
         self.root = (counts, a, b)
-        self.deadline = started + limits.max_seconds
+        self.deadline = overrun_deadline()  # the safety cap only: the budget is max_states
         self.max_states = max(1, limits.max_states)
         self.dead: set[int] = set()
         self.states = 0
@@ -333,9 +342,8 @@ class _Search:
                     continue
                 spent += 1
                 if spent & 255 == 0 or spent >= budget:
-                    if time.monotonic() > self.deadline:
-                        self.stopped = StopReason.TIME
-                    elif self.states + spent >= self.max_states:
+                    check_clock(self.deadline)
+                    if self.states + spent >= self.max_states:
                         self.stopped = StopReason.STATES
                     elif spent >= budget:
                         self.aborted = True
@@ -369,6 +377,7 @@ class BinaryStarStrategy(Strategy):
     """Binary Star's search over abstract nodes (plan OWN; see the module docstring)."""
 
     plan = SearchPlan.OWN
+    positions_per_second = 50_000  # the positions a second of budget buys (bench/positions-budget.md)
     heuristic = (
         "it prefers fan cards, from the fullest fan, and among them a card whose "
         "neighbouring rank waits on a fan's top; moves between the stars come last"
@@ -395,7 +404,7 @@ class BinaryStarStrategy(Strategy):
         node = self.node_of(root)
         if node is None:
             return depth_first(Strategy(self.game, root), limits, first, root, started)  # not a valid position
-        search = _Search(*node, limits, started)
+        search = _Search(*node, limits)
         path = search.run(self.seed)
         if path is not None:
             moves = [Move(*m) for m in first] + self.moves_of(root, path)

@@ -34,13 +34,14 @@ autoplay and the pile layout. The fast foundation test (:meth:`BoomerangStrategy
 restates ``foundation_takers`` and is checked against it by a test.
 
 Search (strategy "own"): short best-first flares, each with its own score weights and
-share of the time, then depth-first with the time left; each pass is exhaustive unless
+share of the positions, then depth-first with the positions left; each pass is exhaustive unless
 stopped by a limit, so each proves a loss on its own.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Hashable, Iterator
 from operator import itemgetter
 from typing import Final, NamedTuple
@@ -133,7 +134,7 @@ BEFORE: Final = tuple(
 
 
 class Flare(NamedTuple):
-    """One best-first pass of the search: its score weights and its share of the time."""
+    """One best-first pass of the search: its score weights and its share of the positions."""
 
     weights: tuple[float, float, float]
     share: float
@@ -145,11 +146,14 @@ class BoomerangStrategy(Strategy):
         "a new card into play), builds from the waste, then other builds; a deal comes last"
     )
     plan = SearchPlan.OWN
+    #: The positions a second of budget buys (bench/positions-budget.md); at least
+    #: SAMPLED_POSITIONS_PER_SECOND, so that a sample stops on its share of the positions.
+    positions_per_second = 10_000
     #: Score weights: cards in the waste, cards in the stock, single-card piles (a
     #: flare searches with its own, see :meth:`scored_by`).
     weights: tuple[float, float, float] = (0.25, 0.2, 0.0)
     #: The flares: best-first passes, each from scratch with its own score weights and
-    #: share of the time, then depth-first with what is left.
+    #: share of the positions, then depth-first with what is left.
     FLARES: tuple[Flare, ...] = (
         Flare((0.25, 0.2, 0.0), 0.1),
         Flare((0.4, 0.2, 0.0), 0.1),
@@ -295,16 +299,15 @@ class BoomerangStrategy(Strategy):
     def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Piles, started: float) -> SolveResult:
         """Short best-first flares with different weights (the search is chaotic: one
         score can find at once what another misses for long), then depth-first with the
-        time left. Each pass is exhaustive unless stopped, so each proves loss alone."""
+        positions left. Each pass is exhaustive unless stopped, so each proves loss alone."""
         states = 0
-        elapsed = 0.0
+        share = 0.0
         for flare in self.FLARES:
-            elapsed += flare.share * limits.max_seconds
-            r = best_first(
-                self.scored_by(flare.weights), remaining(Limits(elapsed, limits.max_states), states), first, root, started
-            )
+            share += flare.share  # the flares so far may spend this share of the positions
+            upto = Limits(limits.max_seconds, math.floor(share * limits.max_states))
+            r = best_first(self.scored_by(flare.weights), remaining(upto, states), first, root, started)
             states += r.states
-            if r.result is not Outcome.UNKNOWN or r.stopped_by not in (StopReason.TIME, StopReason.MEMORY):
+            if r.result is not Outcome.UNKNOWN or r.stopped_by not in (StopReason.STATES, StopReason.MEMORY):
                 r.states = states
                 return r
         r = depth_first(self, remaining(limits, states), first, root, started)

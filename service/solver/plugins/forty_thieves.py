@@ -64,9 +64,11 @@ Pruning (each is sound: it never removes a position's last way to win):
 Search (strategy "own", :meth:`FortyThievesStrategy.own_search`): beam passes
 (:class:`BeamPass`, in the order of :attr:`FortyThievesStrategy.schedule`), and between
 them slices of one exhaustive depth-first search that pauses and resumes
-(:class:`_Dfs`; it keeps :attr:`~FortyThievesStrategy.dfs_share` of the time, and its
-first slice, the probe, decides small end games at once); it has whatever time the
-passes leave.
+(:class:`_Dfs`; it keeps :attr:`~FortyThievesStrategy.dfs_share` of the positions, and
+its first slice, the probe, decides small end games at once); it has whatever positions
+the passes leave. Every share is counted in positions, never read off the clock, so the
+same request gets the same answer under any load (the clock is only the safety cap of
+:func:`~service.solver.search.overrun_deadline`).
 
 Why beams: a depth-first search deals early (a deal is the one move always available)
 and then spends its time on the end-game rearrangements of its first, usually lost,
@@ -74,10 +76,10 @@ line. A beam pass keeps the best few positions at every stock level instead, so 
 deal decision is revisited. At each level it looks around best first (within a budget
 of expansions) at the positions reachable without dealing, then keeps the ``width``
 best positions one deal further on. A pass wins, when it does, only at its last
-levels, so a pass starts only when the pace of the passes so far says it can end in
-time, and while it runs it narrows its beam when the pace of its levels says the rest
-would not end in time (a pass cut off loses all its work; a narrower end may still
-win).
+levels, so a pass starts only when the positions per beam slot of the passes so far
+say it can end within the positions left, and while it runs it narrows its beam when
+the positions of its last levels say the rest would not fit (a pass cut off loses all
+its work; a narrower end may still win).
 
 Each pass weighs the waste in its score its own way, and may choose its beam with the
 buried term: the positions one deal on are ranked by the score plus ``bury`` times the
@@ -111,6 +113,7 @@ any other).
 from __future__ import annotations
 
 import heapq
+import math
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -132,7 +135,19 @@ from service.engine.forty_thieves import (
     foundation_takers,
 )
 
-from ..search import Child, Limits, MoveLike, Outcome, SearchPlan, SolveResult, StopReason, Strategy
+from ..search import (
+    Child,
+    Limits,
+    MoveLike,
+    Outcome,
+    SearchOverrun,
+    SearchPlan,
+    SolveResult,
+    StopReason,
+    Strategy,
+    check_clock,
+    overrun_deadline,
+)
 
 try:  # the compiled search parts (_forty_thieves_native.c), built by `make`; Python's otherwise
     from . import _forty_thieves_native
@@ -192,7 +207,7 @@ class PassEnd(StrEnum):
     WON = "won"  # it found a win (its moves come with it)
     DROPPED = "dropped"  # it reached its end, but dropped positions on the way: proves nothing
     EXHAUSTED = "exhausted"  # it dropped only lost positions: it saw every other one, a proof of loss
-    TIME = "time"  # its deadline passed
+    TIME = "time"  # the compiled look-around reached the safety cap (raised as SearchOverrun)
     STATES = "states"  # its budget of positions ran out
 
 
@@ -202,7 +217,7 @@ class PassResult(NamedTuple):
     moves: list[MoveLike] | None  # the winning moves after the root (end WON), else None
     positions: int  # the positions it saw
     end: PassEnd
-    narrowest: int  # the narrowest width it had to take for lack of time (0: none)
+    narrowest: int  # the narrowest width it had to take for lack of positions (0: none)
 
 
 def _undo(moves: tuple[MoveLike, ...]) -> MoveLike | None:
@@ -213,9 +228,8 @@ def _undo(moves: tuple[MoveLike, ...]) -> MoveLike | None:
 
 class _Dfs:
     """The exhaustive depth-first search of :func:`depth_first`, able to pause (at a
-    deadline or a number of positions) and to resume where it stopped; compiled when
-    the strategy's parts are (the same positions and moves: the loop here is the
-    reference)."""
+    number of positions) and to resume where it stopped; compiled when the strategy's
+    parts are (the same positions and moves: the loop here is the reference)."""
 
     def __init__(self, strategy: FortyThievesStrategy, first: tuple[MoveLike, ...], root: Piles) -> None:
         self.strategy = strategy
@@ -234,16 +248,19 @@ class _Dfs:
         """The positions visited so far, the root included."""
         return len(self.visited) if self.compiled is None else self.compiled.positions
 
-    def run(self, deadline: float, max_states: int) -> Outcome | None:
-        """Search on until decided (the result), or None at the deadline or once
-        ``max_states`` positions are visited."""
+    def run(self, max_states: int) -> Outcome | None:
+        """Search on until decided (the result), or None once ``max_states`` positions
+        are visited; raises :class:`~service.solver.search.SearchOverrun` at the safety cap."""
         resumed = time.monotonic()
+        deadline = overrun_deadline()
         try:
             if self.compiled is None:
                 return self._run(deadline, max_states)
             if self.result is None:
                 got = self.compiled.run(deadline, max_states)
                 self.result = Outcome(got) if got is not None else None
+                if self.result is None and self.compiled.positions < max_states:
+                    check_clock(deadline)  # paused short of its positions: only the cap does that
             return self.result
         finally:
             self.seconds += time.monotonic() - resumed
@@ -254,7 +271,8 @@ class _Dfs:
         key, is_won, children = self.strategy.key, self.strategy.is_won, self.strategy.children
         lost = self.strategy.lost
         visited, stack, path = self.visited, self.stack, self.path
-        if len(visited) >= max_states or time.monotonic() > deadline:
+        check_clock(deadline)
+        if len(visited) >= max_states:
             return None
         tick = 0
         while stack:
@@ -270,7 +288,9 @@ class _Dfs:
                 # a lost position is a dead end: its line is popped at once
                 stack.append(iter(()) if lost(child) else children(child, _undo(moves)))
                 tick += 1
-                if len(visited) >= max_states or (tick & 63 == 0 and time.monotonic() > deadline):
+                if tick & 63 == 0:
+                    check_clock(deadline)
+                if len(visited) >= max_states:
                     return None
                 break
             else:
@@ -304,58 +324,55 @@ class SearchLog:
 
     probe: int = 0  # positions of the depth-first search's first slice
     passes: list[tuple[BeamPass, PassResult]] = field(default_factory=list)  # in turn
-    skipped: list[BeamPass] = field(default_factory=list)  # passes that would not end in time
+    skipped: list[BeamPass] = field(default_factory=list)  # passes that would not end within the positions left
     #: the depth-first search at the end: its result, positions and seconds
     dfs: tuple[Outcome, int, float] | None = None
 
 
 class _PassPace:
-    """The pace of the beam passes of one search so far: whether a pass can end in the
-    time left (a pass cut off loses all its work)."""
+    """The positions of the beam passes of one search so far: whether a pass can end
+    within the positions left (a pass cut off loses all its work)."""
 
     def __init__(self) -> None:
         self.positions = 0  # seen by the passes so far
-        self.seconds = 0.0  # their time
         self.per_slot = 0.0  # positions per beam slot of the widest finished pass
         self.widest = 0
 
-    def would_overrun(self, plan: BeamPass, seconds: float, overshoot: float) -> bool:
-        """Whether ``plan``'s estimated positions exceed ``overshoot`` times what
-        ``seconds`` allow at the pace so far (never before a pass has run)."""
-        rate = self.positions / self.seconds if self.seconds > 0 else 0.0
-        return bool(rate) and self.per_slot * plan.width * plan.slot_cost > overshoot * rate * seconds
+    def would_overrun(self, plan: BeamPass, positions: int, overshoot: float) -> bool:
+        """Whether ``plan``'s estimated positions exceed ``overshoot`` times ``positions``
+        (never before a pass has run to its end at full width)."""
+        return self.per_slot * plan.width * plan.slot_cost > overshoot * positions
 
-    def record(self, plan: BeamPass, result: PassResult, seconds: float) -> None:
+    def record(self, plan: BeamPass, result: PassResult) -> None:
         """Count a pass; one that ran to its end at full width tells the cost of a slot
         (it falls with the width, so the widest such pass says most)."""
         self.positions += result.positions
-        self.seconds += seconds
         if result.end is PassEnd.DROPPED and plan.width >= self.widest and not result.narrowest:
             self.widest = plan.width
             self.per_slot = result.positions / plan.width / plan.slot_cost
 
 
 class _BeamRun:
-    """One beam pass in progress (:meth:`FortyThievesStrategy.beam_pass`): its settings,
-    deadline and budget, and what it carries from level to level. The strategy is only
-    read."""
+    """One beam pass in progress (:meth:`FortyThievesStrategy.beam_pass`): its settings
+    and budget of positions, and what it carries from level to level. The strategy is
+    only read."""
 
-    def __init__(self, strategy: FortyThievesStrategy, plan: BeamPass, deadline: float, max_states: int) -> None:
+    def __init__(self, strategy: FortyThievesStrategy, plan: BeamPass, max_states: int) -> None:
         self.strategy = strategy
         self.plan = plan
         self.weights = strategy.weights._replace(waste=plan.waste)
-        self.deadline = deadline
+        self.deadline = overrun_deadline()  # the safety cap only
         self.max_states = max_states
-        self.width = plan.width  # the width now (narrower when time is short)
+        self.width = plan.width  # the width now (narrower when positions are short)
         self.narrowest = 0  # the narrowest width taken so far (0: none)
         self.count = 0  # children made so far: the entries' tie-break
         self.seen = 0  # positions of the levels done
-        self.tick = 0  # expansions so far (the clock is read every 16)
-        self.level_ends = [time.monotonic()]  # when each level ended
+        self.tick = 0  # expansions so far (the safety cap is read every 16)
+        self.level_ends = [0]  # the positions seen when each level ended
 
     def run(self, root: Piles) -> PassResult:
         """Level by level down the stock: look around, stop at a win, fit the width to
-        the time left, keep the best positions one deal on."""
+        the positions left, keep the best positions one deal on."""
         beam: list[Entry] = [(self.strategy.weighted_score(root, self.weights), 0, root, None)]
         complete = True  # no position dropped so far
         while beam:
@@ -375,7 +392,8 @@ class _BeamRun:
         budget, the positions reachable from the beam without dealing. Returns the
         positions one deal on (by key) and whether positions of the level were left
         unexpanded, or the pass's end (a win, within the level or one deal on, the
-        deadline, the position budget). A child's score is the parent's changed by the
+        position budget); raises :class:`~service.solver.search.SearchOverrun` at the
+        safety cap. A child's score is the parent's changed by the
         one card moved (see
         :meth:`FortyThievesStrategy.score`), or computed afresh after autoplay. One
         function although long: it is the pass's inner loop, which keeps its counts in
@@ -398,8 +416,8 @@ class _BeamRun:
             sc, _, node, trail = heapq.heappop(heap)
             back = _undo(trail[0]) if trail is not None else None
             tick += 1
-            if tick & 15 == 0 and time.monotonic() > deadline:
-                return PassResult(None, seen + len(layer) + len(deals), PassEnd.TIME, self.narrowest)
+            if tick & 15 == 0:
+                check_clock(deadline)
             if seen + len(layer) + len(deals) >= max_states:
                 return PassResult(None, seen + len(layer) + len(deals), PassEnd.STATES, self.narrowest)
             for moves, child in children(node, back):
@@ -474,6 +492,8 @@ class _BeamRun:
         if won is not None:
             return PassResult(_unwind(won), positions, PassEnd.WON, self.narrowest)
         if deals is None:
+            if end == PassEnd.TIME:
+                raise SearchOverrun(f"a compiled beam level reached its safety cap after {positions} positions")
             return PassResult(None, positions, PassEnd(end), self.narrowest)
         self.seen += layer
         if won_deal >= 0:
@@ -481,18 +501,18 @@ class _BeamRun:
         return dict(deals), unexpanded
 
     def _fit_width(self, deals: dict[bytes, Entry]) -> None:
-        """Narrow the beam when the pace of the last levels says the levels left would
-        not end in time (a pass cut off loses all its work; a narrower end may still
-        win); back to the full width when it fits."""
+        """Narrow the beam when the positions of the last levels say the levels left
+        would not fit in the positions left (a pass cut off loses all its work; a
+        narrower end may still win); back to the full width when it fits."""
         kn = self.strategy
-        now = time.monotonic()
+        now = self.seen
         ends = self.level_ends
         ends.append(now)
         levels = len(next(iter(deals.values()))[2][STOCK]) + 2  # the final level counts twice
-        recent = min(len(ends) - 1, 8)  # the pace of the last 8 levels (the middle ones cost most)
+        recent = min(len(ends) - 1, 8)  # the positions of the last 8 levels (the middle ones cost most)
         need = (now - ends[-1 - recent]) / recent * levels if recent else 0.0
         width = self.plan.width
-        fit = int(self.width * kn.pace_margin * (self.deadline - now) / need) if need > 0 else width
+        fit = int(self.width * kn.pace_margin * (self.max_states - now) / need) if need > 0 else width
         self.width = min(width, max(kn.min_width, fit))
         if self.width < width:
             self.narrowest = min(self.narrowest or width, self.width)
@@ -531,6 +551,7 @@ class FortyThievesStrategy(Strategy):
     )
 
     plan = SearchPlan.OWN
+    positions_per_second = 100_000  # the positions a second of budget buys (bench/positions-budget.md)
     #: States the first depth-first probe may visit (small end games are decided there).
     probe_states = 1500
     #: The beam passes, in turn: the cheap ones that win deals no other wins, the
@@ -548,19 +569,20 @@ class FortyThievesStrategy(Strategy):
         BeamPass(1024, 6, 5.0, 2.0, False),
         BeamPass(4096, 6, 5.0, 2.0, True),
     )
-    #: The depth-first search's share of the time (it wins some deals no pass wins, and
-    #: only it can prove a loss); the beam passes have the rest.
+    #: The depth-first search's share of the positions (it wins some deals no pass wins,
+    #: and only it can prove a loss); the beam passes have the rest.
     dfs_share = 0.05
-    #: A pass starts if its estimated positions are at most this many times what the
-    #: time left allows at the pace so far (it narrows its beam to finish in time).
+    #: A pass starts if its estimated positions are at most this many times the
+    #: positions left for it (it narrows its beam to end within them).
     overshoot = 1.5
     #: The last stock level (the end game) gets this many times the expansions.
     final_factor = 8
     #: At most this many expansions per stock level: a level's positions are all held
     #: at once (some 15 children an expansion, some hundreds of bytes each).
     max_expansions = 8192
-    #: A pass narrows its beam when the pace of its last level says that the levels
-    #: left would take more than this share of its time left (never below min_width).
+    #: A pass narrows its beam when the positions of its last levels say that the
+    #: levels left would take more than this share of its positions left (never below
+    #: min_width).
     pace_margin = 0.9
     min_width = 8
     #: Whether the searches leave out positions :func:`is_lost` recognises (off: the
@@ -599,10 +621,10 @@ class FortyThievesStrategy(Strategy):
 
     def own_search(self, limits: Limits, first: tuple[MoveLike, ...], root: Piles, started: float) -> SolveResult:
         """One exhaustive depth-first search, run in slices between beam passes (it keeps
-        :attr:`dfs_share` of the time; its first slice, the probe, decides small end
-        games at once); a pass starts only if it should end in time. :attr:`log` records
-        what each part saw."""
-        deadline = started + limits.max_seconds
+        :attr:`dfs_share` of the positions; its first slice, the probe, decides small end
+        games at once); a pass starts only if it should end within the positions left.
+        Every share is a count of positions (``limits.max_states`` in all), never the
+        clock's. :attr:`log` records what each part saw."""
         max_states = limits.max_states
         dfs = _Dfs(self, first, root)
         pace = _PassPace()
@@ -613,38 +635,34 @@ class FortyThievesStrategy(Strategy):
             log.dfs = (result if dfs.result is not None else Outcome.UNKNOWN, dfs.positions, dfs.seconds)
             return SolveResult(result, moves, pace.positions + dfs.positions, time.monotonic() - started, why)
 
-        if dfs.run(deadline, min(self.probe_states, max_states)) is not None:
+        if dfs.run(min(self.probe_states, max_states)) is not None:
             return finish(*dfs.verdict())
         log.probe = dfs.positions
+        keep = self.dfs_share / (1 - self.dfs_share)  # the depth-first positions per beam position
         for plan in self.schedule:
-            now = time.monotonic()
-            # the depth-first search's slice: its share of the time so far
-            want = self.dfs_share * (now - started) - dfs.seconds
-            if want > 0:
-                if dfs.run(min(deadline, now + want), max_states - pace.positions) is not None:
-                    return finish(*dfs.verdict())
-                now = time.monotonic()
-            left = (deadline - now) * (1 - self.dfs_share)
+            # the depth-first search's slice: its share of the positions so far
+            want = math.floor(keep * pace.positions)
+            if want > dfs.positions and dfs.run(min(want, max_states - pace.positions)) is not None:
+                return finish(*dfs.verdict())
+            left = math.floor((max_states - pace.positions - dfs.positions) * (1 - self.dfs_share))
             if pace.would_overrun(plan, left, self.overshoot):
                 log.skipped.append(plan)
                 continue  # it would be cut off: its work lost
-            if left <= 0.01:
+            if left < 1:
                 break
-            r = self.beam_pass(root, plan, now + left, max_states - pace.positions - dfs.positions)
-            pace.record(plan, r, time.monotonic() - now)
+            r = self.beam_pass(root, plan, left)
+            pace.record(plan, r)
             log.passes.append((plan, r))
             if r.moves is not None:
                 return finish(Outcome.SOLVED, [Move(*m) for m in first] + [Move(*m) for m in r.moves])
             if r.end is PassEnd.EXHAUSTED:
                 return finish(Outcome.UNSOLVABLE, [])
-            if r.end is PassEnd.STATES:
-                return finish(Outcome.UNKNOWN, [], StopReason.STATES)
-        if dfs.run(deadline, max_states - pace.positions) is not None:
+            # a pass that ran out of its positions (PassEnd.STATES) goes on as one that dropped some
+        if dfs.run(max_states - pace.positions) is not None:
             return finish(*dfs.verdict())
-        out_of_states = pace.positions + dfs.positions >= max_states
-        return finish(Outcome.UNKNOWN, [], StopReason.STATES if out_of_states else StopReason.TIME)
+        return finish(Outcome.UNKNOWN, [], StopReason.STATES)
 
-    def beam_pass(self, root: Piles, plan: BeamPass, deadline: float, max_states: int) -> PassResult:
+    def beam_pass(self, root: Piles, plan: BeamPass, max_states: int) -> PassResult:
         """One beam pass with the settings ``plan``: at each stock level, a best-first
         look (``plan.per_slot`` expansions per beam slot, within ``max_expansions``) at
         the positions reachable without dealing from the kept ones, then the
@@ -652,7 +670,7 @@ class FortyThievesStrategy(Strategy):
         finding nothing proves nothing, unless it dropped none (``EXHAUSTED``: a
         breadth-first search by stock level that saw every reachable position, see the
         module docstring)."""
-        return _BeamRun(self, plan, deadline, max_states).run(root)
+        return _BeamRun(self, plan, max_states).run(root)
 
     def buried(self, k: bytes, fnd: Piles, both: bool) -> int:
         """How many cards lie above the next cards the foundations need (for each suit,

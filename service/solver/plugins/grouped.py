@@ -42,6 +42,8 @@ GROUPED: dict[str, KeySpec] = {
 class GroupedStrategy(Strategy):
     """The generic strategy, with the key of :meth:`key` (groups as :class:`KeySpec` says)."""
 
+    positions_per_second = 16_000  # Small Billee (bench/positions-budget.md)
+
     def __init__(self, game: Game, root: State, spec: KeySpec) -> None:
         super().__init__(game, root)
         self.layout = [(g.name in spec.sorted_groups, game.group_range(g.name)) for g in game.groups]

@@ -136,6 +136,8 @@ class PenguinStrategy(Strategy):
         "tableau (moves that empty a pile first), then moves into a space; cards go into "
         "the cells last, those that dig towards the cards the foundations want next first"
     )
+    #: The positions a second of budget buys, with the compiled passes (bench/positions-budget.md).
+    positions_per_second = 250_000
 
     def __init__(self, game: PenguinFamily, root: State, native: bool = True) -> None:
         """``native``: run the compiled passes when they are built (False: the Python
