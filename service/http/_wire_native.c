@@ -20,10 +20,33 @@
 #include <structmember.h>
 #include <string.h>
 
+/* CPython's private or unstable parts (_PyDict_NewPresized; a member descriptor's layout,
+ * to read and write a slot in place) are used only when compiled against the CPython they
+ * were checked on (service/private_parts.py lists them); against any other, the public
+ * calls (PyDict_New, PyObject_GetAttr/SetAttr) do the same, a little slower.
+ * tests/contract/test_wire_native.py also builds the module with -DCHECKED_CPYTHON=0. */
+#ifndef CHECKED_CPYTHON
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define CHECKED_CPYTHON 1
+#else
+#define CHECKED_CPYTHON 0
+#endif
+#endif
+
 #define SLOTS 64          /* every card is below this (cards.py CARD_SLOTS) */
 #define MOVE_GAMES 16     /* games (by their pile references) with a move-answer table */
 #define MOVE_SLOTS 1024   /* entries of one game's table (open addressing, a power of 2) */
 #define MOVE_FILL 768     /* a table takes no more entries past this (3/4 full) */
+
+/* A dict for ``size`` items, sized for them where CPython's private call was checked. */
+static PyObject *new_dict(Py_ssize_t size) {
+#if CHECKED_CPYTHON
+    return _PyDict_NewPresized(size);
+#else
+    (void)size;
+    return PyDict_New();
+#endif
+}
 
 /* One game's answers of move_to_json, by (src, dst, count) packed in a key (0: free). */
 typedef struct {
@@ -43,7 +66,7 @@ typedef struct {
     long move_action;        /* the card move's action code */
     Py_ssize_t max_pile_cards;
     PyObject *codes_name;    /* "codes": the attribute of a ReadPileGroup */
-    Py_ssize_t codes_offset; /* where a ReadPileGroup holds it (its slot) */
+    Py_ssize_t codes_offset; /* where a ReadPileGroup holds it (its slot; CHECKED_CPYTHON only) */
     PyObject *key_action, *key_from, *key_to, *key_count, *ref_texts_name;
     PyObject *card_objs[SLOTS];  /* the int objects CARD_CODES answers, by card */
     PyObject *texts[SLOTS];      /* CARD_TEXTS's text of each card, NULL for none */
@@ -170,9 +193,13 @@ static int Codec_init(Codec *self, PyObject *args, PyObject *kwds) {
      * __init__, and ``codes`` a slot (an object member). */
     PyTypeObject *type = (PyTypeObject *)group_type;
     PyObject *slot = PyObject_GetAttr(group_type, self->codes_name);
+#if CHECKED_CPYTHON
     int plain = slot && Py_IS_TYPE(slot, &PyMemberDescr_Type)
                 && ((PyMemberDescrObject *)slot)->d_member->type == T_OBJECT_EX;
     if (plain) self->codes_offset = ((PyMemberDescrObject *)slot)->d_member->offset;
+#else
+    int plain = slot && Py_IS_TYPE(slot, &PyMemberDescr_Type);
+#endif
     Py_XDECREF(slot);
     if (!plain || !PyType_IsSubtype(type, &PyList_Type) || type->tp_new != PyList_Type.tp_new
         || type->tp_init != PyList_Type.tp_init) {
@@ -221,8 +248,31 @@ static PyObject *new_group(Codec *self, PyObject *value, PyObject *codes) {
         Py_DECREF(codes);
         return NULL;
     }
+#if CHECKED_CPYTHON
     *(PyObject **)((char *)group + self->codes_offset) = codes;
+#else
+    int failed = PyObject_SetAttr(group, self->codes_name, codes); /* the slot's descriptor: no Python code */
+    Py_DECREF(codes);
+    if (failed < 0) {
+        Py_DECREF(group);
+        return NULL;
+    }
+#endif
     return group;
+}
+
+/* The ``codes`` of a group of exactly group_type (a new reference), or NULL with no error
+ * set when it has none. */
+static PyObject *group_codes(Codec *self, PyObject *group) {
+#if CHECKED_CPYTHON
+    PyObject *codes = *(PyObject **)((char *)group + self->codes_offset);
+    Py_XINCREF(codes);
+    return codes;
+#else
+    PyObject *codes = PyObject_GetAttr(group, self->codes_name);
+    if (!codes && PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
+    return codes;
+#endif
 }
 
 static PyObject *Codec_read_pile_group(Codec *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -294,9 +344,10 @@ static PyObject *Codec_join_groups(Codec *self, PyObject *const *args, Py_ssize_
         Py_ssize_t count = small_int(PyTuple_GET_ITEM(pair, 1), PY_SSIZE_T_MAX, 1);
         PyObject *group = PyDict_GetItemWithError(piles, PyTuple_GET_ITEM(pair, 0));
         PyObject *codes = group && Py_IS_TYPE(group, (PyTypeObject *)self->group_type)
-                              ? *(PyObject **)((char *)group + self->codes_offset) : NULL;
+                              ? group_codes(self, group) : NULL;
         if (!group || PyList_GET_SIZE(group) != count || !codes || !PyTuple_CheckExact(codes)
             || PyTuple_GET_SIZE(codes) != count || at + count > total) {
+            Py_XDECREF(codes);
             Py_DECREF(out);
             if (PyErr_Occurred()) return NULL;
             Py_RETURN_NONE;
@@ -306,6 +357,7 @@ static PyObject *Codec_join_groups(Codec *self, PyObject *const *args, Py_ssize_
             Py_INCREF(pile);
             PyTuple_SET_ITEM(out, at++, pile);
         }
+        Py_DECREF(codes);
     }
     return out;
 }
@@ -360,7 +412,7 @@ static PyObject *Codec_pile_texts(Codec *self, PyObject *const *args, Py_ssize_t
         PyTuple_SET_ITEM(texts, p, pile);
     }
     Py_ssize_t ng = PyTuple_GET_SIZE(pairs);
-    out = _PyDict_NewPresized(ng);
+    out = new_dict(ng);
     if (!out) goto fail;
     for (Py_ssize_t g = 0; g < ng; g++) {
         PyObject *pair = PyTuple_GET_ITEM(pairs, g), *name = PyTuple_GET_ITEM(pair, 0);
@@ -482,7 +534,7 @@ static uint32_t move_slot(const MoveTable *t, uint32_t key) {
 
 /* A card move's answer, as the reference builds it. */
 static PyObject *move_answer(Codec *self, PyObject *from, PyObject *to, PyObject *count) {
-    PyObject *answer = _PyDict_NewPresized(4);
+    PyObject *answer = new_dict(4);
     if (!answer || PyDict_SetItem(answer, self->key_action, self->card_move) < 0
         || PyDict_SetItem(answer, self->key_from, from) < 0 || PyDict_SetItem(answer, self->key_to, to) < 0
         || PyDict_SetItem(answer, self->key_count, count) < 0) {
