@@ -91,6 +91,17 @@ class ProblemCode(StrEnum):
     CLIENT_GONE = "client-gone", 503, "Client gone"
     HTTP_ERROR = "http-error", None
     INTERNAL_ERROR = "internal-error", 500
+    # Answered by the balancer (deploy/haproxy.cfg, its errorfiles in deploy/haproxy-errors/),
+    # never by a server: limits per client address (Retry-After), and a request no server
+    # answered. Its other answers reuse the codes above (malformed-request, request-timeout,
+    # not-found, body-too-large, internal-error, and http-error for statuses it never sends
+    # on purpose).
+    RATE_LIMITED = "rate-limited", 429, "Too many search requests"
+    TOO_MANY_CONNECTIONS = "too-many-connections", 429, "Too many connections"
+    NOT_IMPLEMENTED = "not-implemented", 501
+    BAD_GATEWAY = "bad-gateway", 502, "No valid answer from a server"
+    NO_SERVER = "no-server", 503, "No server available"
+    GATEWAY_TIMEOUT = "gateway-timeout", 504, "No server answered in time"
 
     def title_for(self, status: int) -> str:
         """The problem's ``title``: the code's own, else the phrase of ``status``."""
@@ -299,7 +310,10 @@ class ProblemApi(Api):
         default: dict[str, Any] = {
             "description": (
                 "Any other error, as a problem: 405 `method-not-allowed` (with `Allow`), 415 "
-                "`unsupported-media-type` or `unsupported-content-encoding`, 500 `internal-error`..."
+                "`unsupported-media-type` or `unsupported-content-encoding`, 500 `internal-error`...; "
+                "and the balancer's own answers: 429 `rate-limited` (too many searches from one address) "
+                "or `too-many-connections` (with `Retry-After`), 502 `bad-gateway`, 503 `no-server` "
+                "(with `Retry-After`), 504 `gateway-timeout`."
             ),
             "schema": self.ERROR_SCHEMA,
             "example": problem_example(
@@ -329,7 +343,10 @@ UNSUPPORTED_MEDIA_TYPE_DETAIL = "the request body must be JSON: send it with Con
 # Each documented error status: its description, and an example (code, detail, more fields).
 ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]] = {
     400: (
-        "The body is not JSON, or does not match the schema (wrong types, unknown fields, sizes over the limits).",
+        "The body is not JSON (an empty body declared JSON included), or does not match the schema (wrong types, "
+        "unknown fields, sizes over the limits, a pile not spelt as the service writes it). Also `malformed-request` "
+        "from the gunicorn worker, for a request it cannot read (broken framing, a header field line that is not "
+        "a token, `:` and a value without control characters, a request line that is not `METHOD target HTTP/1.x`).",
         (ProblemCode.INVALID_BODY, "the request body does not match the API schema",
          {"errors": [{"where": "/move/count", "message": "Not a valid integer."}]}),
     ),
@@ -352,22 +369,24 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
     413: ("The body is larger than the service accepts (MAX_BODY_BYTES).", (ProblemCode.BODY_TOO_LARGE, "the request body is larger than 65536 bytes", {})),
     415: (
         "`unsupported-media-type`: the body is not JSON (its `Content-Type` is not `application/json` or "
-        "`application/*+json`, or it has none). `unsupported-content-encoding`: the body is marked with a "
+        "`application/*+json`, or it has none), or it names a `charset` other than UTF-8 (the detail names it). `unsupported-content-encoding`: the body is marked with a "
         "`Content-Encoding` other than `identity`: the service takes bodies only as they are.",
         (ProblemCode.UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED_MEDIA_TYPE_DETAIL, {}),
     ),
     431: (
-        "`headers-too-large`: the request head is over the server's limits (32 KiB in all, 8190 bytes a field, 100 "
-        "fields); answered by the gunicorn worker before the app, and the connection closes.",
+        "`headers-too-large`: the request head is over the server's limits (32 KiB in all, 8190 bytes a field line "
+        "without its CRLF, 100 fields); answered by the gunicorn worker before the app, and the connection closes.",
         (ProblemCode.HEADERS_TOO_LARGE, "the request head is over 32768 bytes", {}),
     ),
     503: (
         "`solver-busy`: every solver process of the server is busy and its wait queue is full (SOLVER_PROCESSES, "
         "SOLVER_QUEUE), answered at once, or the search waited in the queue as long as it may; ask again after "
-        "`Retry-After` seconds (another server may have room). "
-        "`solver-failed`: the search's solver process died, overran its budget or could not start; the answer is "
+        "`Retry-After` seconds (another server may have room); or the search ran past its budget and grace for "
+        "lack of CPU (its work dropped; `Retry-After`: its budget). "
+        "`solver-failed`: the search's solver process died or could not start; the answer is "
         "lost, not wrong: ask again (`Retry-After: 1`). "
-        "`client-gone`: the client closed its connection, so the search was stopped (nobody reads this answer).",
+        "`client-gone`: the client closed its connection, so the search was stopped (nobody reads this answer). "
+        "`no-server` (from the balancer): no server is up to answer; ask again after `Retry-After` seconds.",
         # The detail as the pool words it, for an example pool of 1 process and 1 place in the queue.
         (ProblemCode.SOLVER_BUSY, str(PoolBusy.full(processes=1, queue=1, retry_after=8)), {}),
     ),
@@ -385,7 +404,7 @@ ERROR_HEADERS: dict[int, dict[str, Any]] = {
     503: {
         "Retry-After": {
             "description": "Seconds after which to ask again: for `solver-busy`, when a solver process should be free "
-                           "(the earliest end of a running search's budget); for `solver-failed`, 1.",
+                           "(the earliest end of a running search's budget); for `solver-failed` and `no-server`, 1.",
             "schema": {"type": "integer", "minimum": 1},
         },
     },

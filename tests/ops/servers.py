@@ -1,8 +1,10 @@
 """Real servers on loopback for the ops tests: gunicorn as `make run` starts it, and HAProxy
-with deploy/haproxy.cfg in front of them.
+with deploy/haproxy.cfg (and its errorfiles) in front of them; ``Recorder``, a minimal server
+that shows what the balancer passes on; raw exchanges, byte for byte, from a chosen
+loopback address (HAProxy limits each client address).
 
-Shared by the load-balancer, fault and HAProxy-rule tests and the abuse suite; the names
-here are imported by them, so keep them stable. Everything binds 127.0.0.1 on a free port,
+Shared by the load-balancer, fault, HAProxy-rule and HAProxy-edge tests, the abuse suite
+and bench/solve_contention_bench.py; the names here are imported by them, so keep them stable. Everything binds 127.0.0.1 on a free port,
 runs in its own session (so a whole server can be signalled or killed as one group), and
 is stopped by the caller (``Backend.kill``, ``Balancer.stop``, or ``cluster``).
 """
@@ -12,20 +14,24 @@ from __future__ import annotations
 import csv
 import http.client
 import io
+import json
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
+HAPROXY_ERRORS = REPO / "deploy" / "haproxy-errors"  # its errorfiles, named relative to it
 GUNICORN_CFG = "deploy/gunicorn.conf.py"
 DRAIN_SECONDS = 3.0  # HAProxy needs 2 failed checks 500 ms apart; leave room for a busy CPU
 
@@ -272,9 +278,18 @@ class Backend:
 
 class Balancer:
     """HAProxy with deploy/haproxy.cfg (or ``config``), its DNS server template swapped for
-    the loopback ``backends``; the public port is ``port``, the stats one ``stats_port``."""
+    the loopback ``backends``; the public port is ``port``, the stats one ``stats_port``.
+    ``env`` sets the config's variables (its limits per client address...) over its
+    defaults; ``wait_up`` False starts it without waiting for the servers to be up."""
 
-    def __init__(self, backends: Sequence[Server], workdir: Path, config: Path = HAPROXY_CFG) -> None:
+    def __init__(
+        self,
+        backends: Sequence[Server],
+        workdir: Path,
+        config: Path = HAPROXY_CFG,
+        env: Mapping[str, str] | None = None,
+        wait_up: bool = True,
+    ) -> None:
         self.port = free_port()
         self.stats_port = free_port()
         self.log = workdir / "haproxy.log"
@@ -283,13 +298,19 @@ class Balancer:
         assert n == 1, "the HAProxy config should declare its servers with one server-template line"
         self.cfg = workdir / "haproxy.cfg"
         self.cfg.write_text(cfg)
-        env = {**os.environ, "HAPROXY_BIND": f"127.0.0.1:{self.port}",
-               "HAPROXY_STATS_BIND": f"127.0.0.1:{self.stats_port}"}
+        errors = workdir / HAPROXY_ERRORS.name  # the errorfiles, where the config names them
+        if not errors.exists():
+            errors.symlink_to(HAPROXY_ERRORS, target_is_directory=True)
+        full_env = {**os.environ, **(env or {}), "HAPROXY_BIND": f"127.0.0.1:{self.port}",
+                    "HAPROXY_STATS_BIND": f"127.0.0.1:{self.stats_port}"}
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(["haproxy", "-db", "-f", str(self.cfg)], env=env, stdout=out,
+            self.proc = subprocess.Popen(["haproxy", "-db", "-f", str(self.cfg)], env=full_env, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
         names = [b.name for b in backends]
-        wait_for("HAProxy to see every server up", lambda: all(self.state(n) == "UP" for n in names), 20)
+        if wait_up:
+            wait_for("HAProxy to see every server up", lambda: all(self.state(n) == "UP" for n in names), 20)
+        else:
+            wait_for("HAProxy to listen", lambda: http_get(self.stats_port, "/stats;csv")[0] == 200, 20)
 
     def _stats(self) -> list[dict[str, str]]:
         status, body = http_get(self.stats_port, "/stats;csv")
@@ -346,3 +367,165 @@ def cluster(
             balancer.stop()
         for b in backends:
             b.kill()
+
+
+# --- a server that records what reaches it -----------------------------------------------------
+
+
+@dataclass
+class Arrival:
+    """One request as a server saw it: when its first and last bytes came, and whether the
+    connection was closed on it before it was answered."""
+
+    path: str
+    first_byte: float
+    whole: float
+    body: bytes
+    closed_unanswered: float | None = None
+
+
+@dataclass
+class Recorder:
+    """A minimal HTTP/1.1 server on loopback: answers /readyz, answers every other request
+    ``{"server": name}`` unless its path ends with one of ``hang`` (then it waits, without
+    answering, until the peer closes) or with a key of ``answers`` (then it sends those
+    bytes as they are, and closes). Records every request but the health checks."""
+
+    name: str
+    hang: tuple[str, ...] = ()
+    answers: Mapping[str, bytes] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    arrivals: list[Arrival] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", self.port), backlog=256)
+        self.stopping = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self) -> None:
+        while not self.stopping:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30)
+            try:
+                data = conn.recv(65536)
+                first = time.monotonic()
+                while b"\r\n\r\n" not in data:
+                    more = conn.recv(65536)
+                    if not more:
+                        return
+                    data += more
+                head, _, body = data.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1]
+                length = next((int(x.split(":", 1)[1]) for x in lines[1:] if x.lower().startswith("content-length:")), 0)
+                while len(body) < length:
+                    more = conn.recv(65536)
+                    if not more:
+                        return
+                    body += more
+                if path == "/readyz":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                    return
+                arrival = Arrival(path, first, time.monotonic(), body)
+                with self.lock:
+                    self.arrivals.append(arrival)
+                if path.endswith(self.hang):
+                    try:
+                        while conn.recv(65536):
+                            pass
+                    except ConnectionResetError:
+                        pass
+                    arrival.closed_unanswered = time.monotonic()
+                    return
+                answer = next((raw for suffix, raw in self.answers.items() if path.endswith(suffix)), None)
+                if answer is not None:
+                    conn.sendall(answer)
+                    return
+                payload = json.dumps({"server": self.name}).encode()
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
+            except OSError:
+                return
+
+    def seen(self, path: str) -> list[Arrival]:
+        with self.lock:
+            return [a for a in self.arrivals if a.path == path]
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.listener.close()
+
+
+# --- raw exchanges -----------------------------------------------------------------------------
+
+# A second loopback address (all of 127.0.0.0/8 is loopback on Linux): a client connecting
+# from it is another client address to HAProxy's limits per address.
+OTHER_SOURCE = "127.0.0.2"
+
+
+@dataclass
+class RawAnswer:
+    """An answer read off the socket as sent: status, headers (names lower-cased), body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def problem(self) -> dict[str, Any]:
+        """The body as a problem+json object (fails unless it is one)."""
+        assert self.headers.get("content-type") == "application/problem+json", (self.status, self.headers, self.body[:200])
+        problem = json.loads(self.body)
+        assert isinstance(problem, dict) and problem["status"] == self.status, problem
+        return problem
+
+
+def parse_answer(data: bytes) -> RawAnswer:
+    """One HTTP/1.1 answer (with a Content-Length, or up to the close)."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "content-length" in headers:
+        body = body[: int(headers["content-length"])]
+    return RawAnswer(int(lines[0].split(" ", 2)[1]), headers, body)
+
+
+def connect(port: int, timeout: float = 5.0, source: str | None = None) -> socket.socket:
+    """A connection to 127.0.0.1:``port``, from loopback address ``source`` if given."""
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                    source_address=(source, 0) if source else None)
+
+
+def read_answer(s: socket.socket) -> RawAnswer:
+    """The answer on ``s``, read until its Content-Length is in or the peer closes."""
+    data = b""
+    while True:
+        head_end = data.find(b"\r\n\r\n")
+        if head_end >= 0:
+            length = re.search(rb"(?im)^content-length:\s*(\d+)", data[:head_end])
+            if length and len(data) >= head_end + 4 + int(length[1]):
+                break
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    if not data:
+        raise ConnectionError("closed without an answer")
+    return parse_answer(data)
+
+
+def raw_exchange(port: int, request: bytes, timeout: float = 5.0, source: str | None = None) -> RawAnswer:
+    """Send ``request`` byte for byte on a new connection and read its answer."""
+    with connect(port, timeout, source) as s:
+        s.sendall(request)
+        return read_answer(s)

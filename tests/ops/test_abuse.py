@@ -32,6 +32,7 @@ from service.http.problems import PROBLEM_JSON
 from service.settings import MAX_BODY_BYTES
 from tests.ops.servers import (
     METRICS_SPELLINGS,
+    OTHER_SOURCE,
     POST_ENDPOINTS,
     Backend,
     Balancer,
@@ -415,9 +416,10 @@ def metrics_spellings(t: Target, row: Row) -> None:
 
 class SlowClients:
     """Connections that send part of a request and then wait: a third half a request line,
-    a third half the headers, a third half the body."""
+    a third half the headers, a third half the body. ``sources``: the loopback addresses
+    they come from, in turn (the balancer limits the connections of each address)."""
 
-    def __init__(self, port: int, count: int, path: str) -> None:
+    def __init__(self, port: int, count: int, path: str, sources: tuple[str | None, ...] = (None,)) -> None:
         whole = post_json(path, '{"deal": 1, "options": {}}' + " " * 200)
         head_end = whole.index(b"\r\n\r\n") + 4
         parts = (whole[:len(path) // 2 + 5], whole[:head_end // 2], whole[:head_end + (len(whole) - head_end) // 2])
@@ -425,7 +427,9 @@ class SlowClients:
         self.refused = 0
         for i in range(count):
             try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT)
+                source = sources[i % len(sources)]
+                s = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT,
+                                             source_address=(source, 0) if source else None)
                 s.sendall(parts[i % 3])
                 self.socks.append(s)
             except OSError:
@@ -456,7 +460,11 @@ class SlowClients:
 def slow_connections(t: Target, row: Row) -> None:
     """With 200 slow connections open, /healthz and a /moves answer within a second, and
     HAProxy keeps both servers up."""
-    slow = SlowClients(t.port, SLOW_CONNECTIONS, f"/v1/games/{PLAY_GAME}/deals")
+    # Behind HAProxy they come from two other addresses, each under its limit of connections
+    # per address (HAPROXY_CLIENT_CONNECTIONS_MAX), so that they are held, not refused, and
+    # the probes' address is not the one they fill.
+    sources = (OTHER_SOURCE, "127.0.0.3") if t.balancer is not None else (None,)
+    slow = SlowClients(t.port, SLOW_CONNECTIONS, f"/v1/games/{PLAY_GAME}/deals", sources)
     try:
         row.notes.append(f"{len(slow.socks)} slow connections open ({slow.refused} refused)")
         until = time.monotonic() + SLOW_HOLD_SECONDS
@@ -577,7 +585,7 @@ def solver_busy(t: Target, row: Row) -> None:
     for s in socks:
         with suppress(OSError):
             s.close()
-    busy = 0
+    busy = limited = 0
     for a in answers:
         if a.error == "hang":
             row.answers["running (hung up at 3 s)"] += 1
@@ -588,9 +596,14 @@ def solver_busy(t: Target, row: Row) -> None:
             busy += 1
             if a.ms > AT_ONCE * 1e3:
                 row.fail(f"a 503 solver-busy came after {a.ms:.0f} ms")
+        elif (t.balancer is not None and a.status == 429 and problem.get("code") == "rate-limited"
+              and a.headers.get("retry-after", "").isdigit()):
+            limited += 1  # past HAPROXY_SEARCH_RATE from one address: refused by the balancer
+            if a.ms > AT_ONCE * 1e3:
+                row.fail(f"a 429 rate-limited came after {a.ms:.0f} ms")
         else:
             row.fail(f"{a.label} {a.headers.get('retry-after')!r}: {a.body[:200]!r}")
-    row.notes.append(f"{count} solves sent, {busy} answered 503 solver-busy")
+    row.notes.append(f"{count} solves sent, {busy} answered 503 solver-busy, {limited} 429 rate-limited")
     if busy == 0:
         row.fail(f"none of {count} max-budget solves was answered 503 solver-busy within 3 s")
 

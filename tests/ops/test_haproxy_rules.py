@@ -9,9 +9,11 @@
   answered by another server; a request that may search (solve, hint, any deal: the path
   decides, never the body) keeps the long timeout, which outlasts the longest search.
 - A search whose client closed its connection is aborted towards the server.
+- The balancer's head limits (header fields, buffer) are above the service's, so that a
+  head over the service's limits gets the service's own 431 problem+json through it.
 
-Most of these run against ``Recorder``, a minimal HTTP server that notes when each request
-arrives and can hang, so that what the balancer passes on is observed directly; the
+Most of these run against ``Recorder`` (tests/ops/servers.py), a minimal HTTP server that
+notes when each request arrives and can hang, so that what the balancer passes on is observed directly; the
 half-body and metrics tests run the real gunicorn servers (tests/ops/servers.py).
 """
 
@@ -29,19 +31,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from gunicorn.config import Config as GunicornConfig
 
+from service.gunicorn_worker import MAX_HEAD_BYTES
 from service.http import create_app
+from service.http.problems import ProblemCode
 from service.settings import SOLVER_HARD_CAP_SECONDS
 from service.solver.settings import longest_search_seconds
 from tests.app_settings import settings_for_tests
 from tests.ops.servers import (
+    GUNICORN_CFG,
     HAPROXY_CFG,
     METRICS_SPELLINGS,
+    REPO,
     Backend,
     Balancer,
+    Recorder,
     cluster,
-    free_port,
+    connect,
     install_debian_tools,
+    raw_exchange,
     wait_for,
 )
 
@@ -53,6 +62,7 @@ HINT = "/v1/games/penguin/hint"
 DEALS = "/v1/games/penguin/deals"
 LEGAL_MOVES = "/v1/games/penguin/legal-moves"
 HALF_BODIES = 200
+HALF_BODY_SOURCES = 4  # client addresses they come from, each under HAProxy's limit per address
 HALF_BODY_SECONDS = 10.0
 
 
@@ -87,95 +97,6 @@ def raw_get(port: int, target: str, timeout: float = 5.0) -> tuple[int, bytes]:
 def is_metrics(body: bytes) -> bool:
     """Prometheus text exposition, as the app's /metrics answers."""
     return b"# HELP " in body and b"# TYPE " in body
-
-
-# --- a server that records what reaches it --------------------------------------------
-
-
-@dataclass
-class Arrival:
-    """One request as a server saw it: when its first and last bytes came, and whether the
-    connection was closed on it before it was answered."""
-
-    path: str
-    first_byte: float
-    whole: float
-    body: bytes
-    closed_unanswered: float | None = None
-
-
-@dataclass
-class Recorder:
-    """A minimal HTTP/1.1 server on loopback: answers /readyz, answers every other request
-    ``{}`` unless its path ends with one of ``hang`` (then it waits, without answering,
-    until the peer closes). Records every request but the health checks."""
-
-    name: str
-    hang: tuple[str, ...] = ()
-    port: int = field(default_factory=free_port)
-    arrivals: list[Arrival] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", self.port), backlog=256)
-        self.stopping = False
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def accept(self) -> None:
-        while not self.stopping:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
-
-    def serve(self, conn: socket.socket) -> None:
-        with conn:
-            conn.settimeout(30)
-            try:
-                data = conn.recv(65536)
-                first = time.monotonic()
-                while b"\r\n\r\n" not in data:
-                    more = conn.recv(65536)
-                    if not more:
-                        return
-                    data += more
-                head, _, body = data.partition(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                path = lines[0].split(" ")[1]
-                length = next((int(x.split(":", 1)[1]) for x in lines[1:] if x.lower().startswith("content-length:")), 0)
-                while len(body) < length:
-                    more = conn.recv(65536)
-                    if not more:
-                        return
-                    body += more
-                if path == "/readyz":
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-                    return
-                arrival = Arrival(path, first, time.monotonic(), body)
-                with self.lock:
-                    self.arrivals.append(arrival)
-                if path.endswith(self.hang):
-                    try:
-                        while conn.recv(65536):
-                            pass
-                    except ConnectionResetError:
-                        pass
-                    arrival.closed_unanswered = time.monotonic()
-                    return
-                answer = json.dumps({"server": self.name}).encode()
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
-            except OSError:
-                return
-
-    def seen(self, path: str) -> list[Arrival]:
-        with self.lock:
-            return [a for a in self.arrivals if a.path == path]
-
-    def stop(self) -> None:
-        self.stopping = True
-        self.listener.close()
 
 
 @pytest.fixture()
@@ -331,26 +252,56 @@ def test_no_spelling_of_metrics_reaches_the_metrics_through_the_public_side(
     assert not leaked, f"through HAProxy's public side: {leaked}"
 
 
+def haproxy_number(setting: str) -> int:
+    """A number in deploy/haproxy.cfg: the value of the first line that starts with ``setting``."""
+    found = re.search(rf"^\s*{re.escape(setting)}\s+(\d+)$", HAPROXY_CFG.read_text(), re.M)
+    assert found, f"no '{setting}' in {HAPROXY_CFG}"
+    return int(found[1])
+
+
+def test_the_balancers_head_limits_are_above_the_services() -> None:
+    """A head over the service's limits reaches a server (which answers its own 431
+    problem+json) instead of meeting HAProxy's 400 first: more header fields, a larger
+    head (the buffer, less the 1 KiB HAProxy keeps for rewrites)."""
+    fields = haproxy_number("tune.http.maxhdr") - 1  # HAProxy counts the request line too
+    assert "limit_request_fields" not in (REPO / GUNICORN_CFG).read_text(), "gunicorn's default is read here"
+    assert fields > GunicornConfig().limit_request_fields + 1  # and one for X-Forwarded-For
+    assert haproxy_number("tune.bufsize") - 1024 > MAX_HEAD_BYTES + 1024
+
+
+@pytest.mark.parametrize("head", ["fields", "bytes"])
+def test_a_head_over_the_services_limits_gets_its_431_problem_through_the_balancer(
+    servers: tuple[list[Backend], Balancer], head: str,
+) -> None:
+    _, lb = servers
+    over = (b"".join(b"X-F%d: a\r\n" % i for i in range(GunicornConfig().limit_request_fields + 1)) if head == "fields"
+            else b"".join(b"X-F%d: %s\r\n" % (i, b"a" * 4000) for i in range(MAX_HEAD_BYTES // 4000 + 1)))
+    answer = raw_exchange(lb.port, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + over + b"\r\n")
+    assert answer.status == 431
+    assert answer.problem()["code"] == ProblemCode.HEADERS_TOO_LARGE
+
+
 @dataclass
 class HalfBodies:
     """Keeps ``count`` connections open that each sent headers and half a body, reopening
-    any the balancer closes, until stopped. ``closed`` counts the ones it closed."""
+    any the balancer closes, until stopped. ``closed`` counts the ones it closed. They come
+    from ``HALF_BODY_SOURCES`` loopback addresses other than the one /moves is sent from."""
 
     port: int
     count: int
     closed: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
 
-    def open_one(self, selector: selectors.DefaultSelector) -> None:
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+    def open_one(self, selector: selectors.DefaultSelector, source: str) -> None:
+        s = connect(self.port, 5, source)
         s.sendall(post_head(MOVES, 2000) + b'{"state": {"format": 1, "game": "penguin", "piles": {' + b" " * 900)
         s.setblocking(False)
-        selector.register(s, selectors.EVENT_READ)
+        selector.register(s, selectors.EVENT_READ, source)
 
     def run(self) -> None:
         with selectors.DefaultSelector() as selector:
-            for _ in range(self.count):
-                self.open_one(selector)
+            for i in range(self.count):
+                self.open_one(selector, f"127.0.0.{2 + i % HALF_BODY_SOURCES}")
             while not self.stop.is_set():
                 for key, _ in selector.select(timeout=0.1):
                     s = key.fileobj
@@ -358,7 +309,7 @@ class HalfBodies:
                     selector.unregister(s)
                     s.close()  # the balancer answered (408) or closed it: open another
                     self.closed += 1
-                    self.open_one(selector)
+                    self.open_one(selector, key.data)
             for key in list(selector.get_map().values()):
                 assert isinstance(key.fileobj, socket.socket)
                 key.fileobj.close()
