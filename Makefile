@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test test-quick lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator \
+.PHONY: run test test-quick test-compat lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator \
 	pact-verify pact-record pact-record-python pact-record-ts pact-examples
 
 # A venv in $(1) with the pinned packages of $(2), marked installed (Debian's Python and
@@ -58,6 +58,22 @@ test: venv native lint
 # long solver and contract runs); `make test` still runs them all.
 test-quick: venv native lint
 	$(PY) -m pytest -q -m "not slow"
+
+# The previous minor release of each library whose private parts the service touches, in
+# a venv of its own (.venv-compat, from requirements-compat.lock: Flask 3.0, Werkzeug 3.0,
+# gunicorn 26, marshmallow 4.3, flask-smorest 0.46, webargs 8.6, apispec 6.9; everything
+# else as requirements.lock pins it): every test not marked slow, with the version gates
+# choosing the libraries' own paths and deploy/gunicorn.conf.py gunicorn's gthread. The
+# inventory's test of the installed versions fails there by design and is left out. Not
+# part of `make test` (its time); README, "Private parts of libraries".
+COMPAT_VENV := .venv-compat
+
+$(COMPAT_VENV)/.installed: requirements-compat.lock
+	$(call make_venv,$(COMPAT_VENV),requirements-compat.lock)
+
+test-compat: native $(COMPAT_VENV)/.installed
+	$(COMPAT_VENV)/bin/python -m pytest -q -m "not slow" \
+		--deselect tests/ops/test_private_parts.py::test_installed_version_was_checked
 
 openapi: venv
 	$(VENV)/bin/flask --app service.wsgi openapi write --format=yaml openapi.yaml
@@ -199,7 +215,7 @@ bench: venv native
 	$(PY) -m bench.solve_contention_bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(COMPAT_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build $(addsuffix .*.so,$(NATIVE_SRCS:.c=))
 	rm -rf clients/generated clients/node_modules $(CLIENTS_VENV)
 	rm -rf $(CONTRACTS_VENV) $(PACT_TS)/build

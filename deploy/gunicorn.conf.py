@@ -38,7 +38,7 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
-from service.gunicorn_worker import WholeRequestWorker
+from service.gunicorn_worker import WholeRequestWorker, worker_refusal
 from service.run_dirs import remove_stale_run_dirs, run_dir
 from service.settings import (
     DRAIN_FILE,
@@ -86,8 +86,15 @@ workers = server_settings.workers or len(play_cpus or available_cpus or ()) or o
 # gthread's threads, but a thread gets a connection only once its request is whole (read in
 # the worker's main loop, bounded by MAX_BODY_BYTES and REQUEST_READ_SECONDS): slow or
 # half-sent requests cost a socket and a small buffer, never a thread. It takes its bounds
-# from post_fork below.
-worker_class = "service.gunicorn_worker.WholeRequestWorker"
+# from post_fork below. It runs on the gunicorn versions it was checked on only
+# (service.gunicorn_worker.WORKER_GUNICORN); on any other this file falls back to
+# gunicorn's own gthread, with a warning at start (when_ready), rather than refuse: the
+# deployment's balancer reads each request whole before gunicorn sees it (deploy/haproxy.cfg,
+# option http-buffer-request), which is what the worker does, so a gunicorn security
+# release is taken the day it ships. Naming the worker on the command line
+# (-k service.gunicorn_worker.WholeRequestWorker) makes an unchecked gunicorn refuse instead.
+WORKER_REFUSAL = worker_refusal()
+worker_class = "service.gunicorn_worker.WholeRequestWorker" if WORKER_REFUSAL is None else "gthread"
 threads = server_settings.threads
 worker_connections = server_settings.worker_connections
 # A worker that does not report for `timeout` seconds is killed: it must outlast the
@@ -188,7 +195,13 @@ def on_starting(server: Any) -> None:
 
 
 def when_ready(server: Any) -> None:
-    """Make SIGTERM drain first (readiness 503) and stop after ``drain_seconds``."""
+    """Make SIGTERM drain first (readiness 503) and stop after ``drain_seconds``; say
+    once, loudly, when gthread serves because the service's worker refuses this gunicorn
+    (a worker that refuses never gets here: gunicorn stops at its check_config)."""
+    if WORKER_REFUSAL is not None:
+        server.log.warning(
+            "%s This server chose gthread instead (deploy/gunicorn.conf.py): a slow or half-sent request holds "
+            "one of its threads unless the balancer reads each request whole first.", WORKER_REFUSAL)
     stop_now = server.handle_term  # gunicorn's own: graceful stop of the workers
     timer: list[threading.Timer] = []
 

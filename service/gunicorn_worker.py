@@ -109,12 +109,49 @@ from typing import TYPE_CHECKING, Any
 from gunicorn import util
 from gunicorn.http import errors as parse_errors
 from gunicorn.http import get_parser
-from gunicorn.http.body import CHUNK_EXT_RE
 from gunicorn.http.unreader import Unreader
-from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
+from gunicorn.workers.gthread import TConn, ThreadWorker
+
+from service.private_parts import CHECKED_VERSIONS, installed_version, is_checked
 
 if TYPE_CHECKING:
     from service.http.problems import ProblemCode
+
+# gunicorn's insides the worker is written on (service/private_parts.py lists each) that
+# another gunicorn may lack (26.2.0 has neither): their absence stops no import, so that on
+# such a gunicorn the worker can say why it refuses to start (check_config).
+MISSING_PARTS: list[str] = []
+try:
+    from gunicorn.http.body import CHUNK_EXT_RE
+except ImportError:
+    CHUNK_EXT_RE = None
+    MISSING_PARTS.append("gunicorn.http.body.CHUNK_EXT_RE")
+try:
+    from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER
+except ImportError:
+    STOP_KEEPALIVE_LINGER = None
+    MISSING_PARTS.append("gunicorn.workers.gthread.STOP_KEEPALIVE_LINGER")
+
+WORKER_GUNICORN = CHECKED_VERSIONS["gunicorn"]
+"""The gunicorn versions the worker runs on: those its use of gunicorn's insides was
+checked on (service/private_parts.py; a version of fewer parts names a series). On any
+other, :meth:`WholeRequestWorker.check_config` refuses to start (:func:`worker_refusal`)."""
+
+
+def worker_refusal(version: str | None = None) -> str | None:
+    """Why the worker does not run on gunicorn ``version`` (default: the installed one), naming
+    the range and the alternative; None on a version of :data:`WORKER_GUNICORN`."""
+    version = installed_version("gunicorn") if version is None else version
+    if version is not None and is_checked(version, WORKER_GUNICORN) and not MISSING_PARTS:
+        return None
+    missing = f" ({', '.join(MISSING_PARTS)} missing)" if MISSING_PARTS else ""
+    return (
+        f"service.gunicorn_worker.WholeRequestWorker runs on gunicorn {' or '.join(WORKER_GUNICORN)} only "
+        f"(the versions its use of gunicorn's insides was checked on, service/private_parts.py), "
+        f"not on gunicorn {version}{missing}. Serve with gunicorn's own worker instead, worker_class = "
+        "\"gthread\", behind the balancer that reads each request whole (deploy/haproxy.cfg, "
+        "option http-buffer-request); or check the worker on this gunicorn and add its version there."
+    )
 
 MAX_HEAD_BYTES = 32 * 1024
 """Most bytes of a request line and headers together (431 above): a small buffer per
@@ -570,6 +607,9 @@ class WholeRequestWorker(ThreadWorker):
 
     @classmethod
     def check_config(cls, cfg: Any, log: Any) -> None:
+        refusal = worker_refusal()
+        if refusal is not None:
+            raise RuntimeError(refusal)
         super().check_config(cfg, log)
         if cfg.is_ssl:
             raise RuntimeError(f"{cls.__name__} serves plain HTTP/1.x: end TLS at the balancer")

@@ -1,8 +1,8 @@
 """Every private or undocumented part of a third-party library the service touches, in one list.
 
 The request path is fast because it reaches into the libraries' insides (issue 26): a
-marshmallow field's ``_deserialize``, Flask's hook registries, Werkzeug's header list,
-gunicorn's gthread worker, CPython's ``_PyDict_NewPresized``... None of these is a
+marshmallow field's ``_deserialize``, Werkzeug's ``Rule._converters``, gunicorn's gthread
+worker, CPython's ``_PyDict_NewPresized``... None of these is a
 promise of the library's: a release may rename, move or change any of them, a security
 release included. So each is listed here (:data:`PRIVATE_PARTS`), with what it buys and
 which of our files use it, and the versions of each library they were checked on
@@ -13,7 +13,14 @@ the code touches and the list does not hold fails it, and so does an entry whose
 longer appears in the files it names; and so does an installed library at a version the
 list was not checked on (so that bumping a pin makes someone recheck the entries).
 :func:`unchecked_libraries` answers which installed libraries are at an unchecked version;
-the app says so once, at start (:func:`warn_unchecked`).
+the app says so once, at start (:func:`warn_unchecked`). Each fast path's version gate reads
+it once, at import (``FAST_ROUTING`` of service/http/app.py, ``FAST_READER``,
+``FAST_BLUEPRINT``...): the fast path runs only where every library it relies on is at a
+checked version, the library's own path otherwise.
+
+What bought little for its risk is gone (issue 26): Flask's request steps restated, Werkzeug's
+response and request classes restated, the JSON provider's private ``response`` shortcut and
+Werkzeug's header list written directly.
 
 How to bump a pin: README, "Private parts of libraries".
 """
@@ -131,54 +138,32 @@ PRIVATE_PARTS: Final[tuple[PrivatePart, ...]] = (
     PrivatePart("flask-smorest", "flask_smorest.Api._register_pagination_header",
                 ("_register_pagination_header",), (_PROBLEMS,), "no unused PaginationMetadata schema in the contract"),
     # --- Flask --------------------------------------------------------------------------------
-    PrivatePart("flask", "flask.json.provider.JSONProvider._prepare_response_obj", ("_prepare_response_obj",),
-                (_APP,), "CompactJSONProvider.response makes the answer with its headers ready-made (14k a request)",
-                "DefaultJSONProvider.response"),
-    PrivatePart("flask", "flask.json.provider.JSONProvider._app", ("_app",), (_APP,),
-                "the JSON provider reads the app's debug flag and response class",
-                "DefaultJSONProvider.response"),
-    PrivatePart("flask", "flask.app.Flask._got_first_request", ("_got_first_request",), (_APP,),
-                "ServiceFlask.full_dispatch_request restated, without sending request_started to no receiver",
-                "Flask.full_dispatch_request"),
-    PrivatePart("flask", "flask.ctx.RequestContext._after_request_functions", ("_after_request_functions",),
-                (_APP,), "ServiceFlask.process_response runs after_this_request's functions as Flask does",
-                "Flask.process_response"),
-    PrivatePart("flask", "flask.globals.request_ctx (undocumented; deprecated in Flask's next minor)",
-                ("request_ctx",), (_REQUEST_CONTEXT,), "the request context itself, found once a call",
-                "flask.request and the public proxies"),
-    PrivatePart("flask", "the hook registries' layout (before_request_funcs and kin: hooks by blueprint name, the "
-                "app's under None) and the order of Flask's request steps, restated",
-                ("before_request_funcs", "after_request_funcs", "APP_ONLY"), (_APP,),
-                "ServiceFlask's request steps the short way (59k a request)", "Flask's own steps"),
+    PrivatePart("flask", "Flask.create_url_adapter's steps restated (TRUSTED_HOSTS, SERVER_NAME, host and subdomain "
+                "matching, request.host set before the bind)", ("create_url_adapter",), (_APP,),
+                "the request's host remembered with its URL adapter (part of the URL adapter cache's 85k a request; "
+                "only where FAST_ROUTING)", "Flask.create_url_adapter"),
     # --- Werkzeug -----------------------------------------------------------------------------
-    PrivatePart("werkzeug", "werkzeug.datastructures.Headers._list", ("_list",),
-                (_APP, "service/http/observability.py"),
-                "headers read and set as their list of pairs, without Headers' checks made again "
-                "(CompactJSONProvider, ServiceResponse, the request id and CORS headers)",
-                "Headers' own methods"),
     PrivatePart("werkzeug", "werkzeug.local.LocalProxy._get_current_object (documented, though underscored)",
                 ("_get_current_object",), (_REQUEST_CONTEXT,),
                 "the request, app and g themselves: later reads skip the proxy"),
     PrivatePart("werkzeug", "werkzeug.routing.Rule._converters", ("_converters",), (_APP,),
-                "a match is remembered only for a rule whose converters read a segment alone",
-                "Map.bind_to_environ and MapAdapter.match"),
+                "a match is remembered only for a rule whose converters read a segment alone (only where "
+                "FAST_ROUTING)", "Map.bind_to_environ and MapAdapter.match"),
     PrivatePart("werkzeug", "MapAdapter.__init__'s argument order and its attributes (map, server_name, script_name, "
                 "subdomain, url_scheme, path_info, default_method, query_args)",
                 ("adapter.path_info", "adapter.default_method"), (_APP,),
-                "an adapter made again as a RelativeRedirectAdapter (a relative Location)"),
+                "an adapter made again as a RelativeRedirectAdapter or RememberingAdapter (only where "
+                "FAST_ROUTING)", "Map.bind_to_environ, and the Location made relative afterwards "
+                "(relative_location)"),
     PrivatePart("werkzeug", "the WSGI environ keys Map.bind_to_environ and get_host read (a hand-kept list)",
                 ("BIND_ENVIRON_KEYS",), (_APP,),
                 "the URL adapter and host remembered per set of those values (85k a request); a key Werkzeug "
-                "starts reading and the list lacks would answer for the wrong host", "Map.bind_to_environ"),
+                "starts reading and the list lacks would answer for the wrong host (only where "
+                "FAST_ROUTING)", "Map.bind_to_environ"),
     PrivatePart("werkzeug", "werkzeug.routing.converters.DEFAULT_CONVERTERS (undocumented)",
-                ("DEFAULT_CONVERTERS",), (_APP,), "Werkzeug's own converters known to read a segment alone",
+                ("DEFAULT_CONVERTERS",), (_APP,), "Werkzeug's own converters known to read a segment alone (only "
+                "where FAST_ROUTING; imported so that its absence breaks nothing)",
                 "Map.bind_to_environ and MapAdapter.match"),
-    PrivatePart("werkzeug", "Response.get_wsgi_headers' and get_app_iter's fix-ups restated (Location, "
-                "Content-Length of 1xx/204/304, HEAD, the ClosingIterator)", ("REWRITTEN_HEADERS", "OnePieceBody"),
-                (_APP,), "ServiceResponse's way out without a header copy and a generator (43k with ServiceRequest)",
-                "Werkzeug's Response methods"),
-    PrivatePart("werkzeug", "cached_property's cache in the instance __dict__ (Request.files)", ('"files"',), (_APP,),
-                "ServiceRequest.close looks for uploaded files only when they were parsed", "Request.close"),
     PrivatePart("werkzeug", "cached_property's cache in the instance __dict__ (Request.content_length)",
                 ('"content_length"',), (_BODY,), "the length cached before the body was read whole is dropped"),
     # --- gunicorn: the worker (every name: gunicorn documents none of a worker's insides) ------
@@ -312,7 +297,7 @@ def warn_unchecked(log: logging.Logger) -> dict[str, str]:
     if unchecked:
         log.warning(
             "library versions the service's private parts were not checked on (service/private_parts.py): %s; "
-            "the code that relies on them runs unchecked",
+            "the fast paths that rely on them are off, the libraries' own paths run instead",
             ", ".join(f"{library} {version} (checked: {', '.join(CHECKED_VERSIONS[library])})"
                       for library, version in unchecked.items()),
         )

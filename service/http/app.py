@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from functools import lru_cache
-from typing import Any, Final, Self, cast
+from typing import Any, Final, Self
+from urllib.parse import urlsplit
 
 import flask
 import orjson
@@ -15,16 +15,13 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 from flask.sessions import NullSession, SecureCookieSessionInterface
-from flask.signals import appcontext_tearing_down, request_finished, request_started, request_tearing_down
 from flask_smorest.spec.plugins import FlaskPlugin
-from werkzeug.datastructures import Headers
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map, MapAdapter, RequestRedirect, Rule, RuleFactory
-from werkzeug.routing.converters import DEFAULT_CONVERTERS, BaseConverter
-from werkzeug.sansio.response import Response
-from werkzeug.utils import get_content_type
+from werkzeug.routing.converters import BaseConverter
 from werkzeug.wsgi import get_host
 
+from service.private_parts import unchecked_libraries
 from service.settings import Settings, read_settings
 
 from .app_settings import attach_settings
@@ -42,7 +39,7 @@ from .observability import (
 from .ops import blp as ops_blp
 from .problems import PROBLEM_COMPONENTS, ProblemApi
 from .replays_api import blp as replays_blp
-from .request_context import current_request, current_request_context
+from .request_context import current_request
 from .schemas import EVENT_BRANCHES, MOVE_BRANCHES, SCHEMA_COMPONENTS, branch_name, reference_component
 from .solver_api import blp as solver_blp
 from .solver_schemas import SOLVER_COMPONENTS
@@ -143,6 +140,10 @@ OPENAPI_CONFIG: dict[str, Any] = {
 }
 
 
+# The separators of compact JSON text, as Flask's JSON provider asks for it.
+COMPACT_SEPARATORS: Final = (",", ":")
+
+
 class CompactJSONProvider(DefaultJSONProvider):
     """Flask's JSON provider, with keys in the order the answers build them, and compact
     answers (every answer out of debug mode) written by orjson, in C, with the text of
@@ -157,7 +158,11 @@ class CompactJSONProvider(DefaultJSONProvider):
     per setting rather than by ``json.dumps``, which builds one per call; only the check
     for circular containers is left out (an answer is built fresh from plain values).
     Dates and dataclasses go to ``default``, as Python's encoder sends them
-    (tests/contract/test_moves_answers.py compares the two on every endpoint's answers)."""
+    (tests/contract/test_moves_answers.py compares the two on every endpoint's answers).
+
+    Only :meth:`dumps`, the provider's documented override point, is Flask's to call:
+    Flask's ``response`` asks it for the compact text (``separators=(",", ":")``) and
+    makes the answer itself."""
 
     sort_keys = False
     # orjson leaves dates and dataclasses to ``default`` (Flask writes dates as HTTP dates).
@@ -174,7 +179,7 @@ class CompactJSONProvider(DefaultJSONProvider):
         if settings != self._encoder_settings:
             self._encoder = json.JSONEncoder(
                 default=self.default, ensure_ascii=self.ensure_ascii, sort_keys=self.sort_keys,
-                check_circular=False, separators=(",", ":"),
+                check_circular=False, separators=COMPACT_SEPARATORS,
             )
             self._encoder_settings = settings
         return self._encoder
@@ -191,35 +196,27 @@ class CompactJSONProvider(DefaultJSONProvider):
                     return text
         return self.compact_encoder().encode(obj).encode()
 
-    def response(self, *args: Any, **kwargs: Any) -> Response:
-        """The answer as ``response_class(text, mimetype=self.mimetype)`` makes it, with its
-        two headers handed to the response ready-made: Werkzeug would work out the content
-        type from the mimetype, then set it and the body's length each through
-        ``Headers``, which checks the value for newlines and looks through the list for the
-        name (tests/contract/test_request_path_round5.py compares the two)."""
-        if self.compact is False or (self.compact is None and self._app.debug):
-            return super().response(*args, **kwargs)
-        obj = self._prepare_response_obj(args, kwargs)
-        response_class = cast("type[flask.Response]", self._app.response_class)  # typed as the sansio base
-        text = self.compact_text(obj) + b"\n"
-        if not response_class.automatically_set_content_length:
-            return response_class(text, mimetype=self.mimetype)
-        headers = Headers()
-        headers._list += (content_type_header(self.mimetype), ("Content-Length", str(len(text))))
-        return response_class([text], headers=headers)
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        """Flask's, with the compact text (Flask's ``response`` out of debug mode asks for
+        exactly ``separators=(",", ":")``) written by :meth:`compact_text`."""
+        if len(kwargs) == 1 and kwargs.get("separators") == COMPACT_SEPARATORS:
+            return self.compact_text(obj).decode()
+        return super().dumps(obj, **kwargs)
 
 
-@lru_cache(maxsize=16)  # the providers' mimetypes: one, in this app
-def content_type_header(mimetype: str) -> tuple[str, str]:
-    """The ``Content-Type`` header of an answer of ``mimetype``, as Werkzeug's response
-    sets it (the charset added to a text type), its value checked by ``Headers``."""
-    header: tuple[str, str] = Headers([("Content-Type", get_content_type(mimetype, "utf-8"))])._list[0]
-    return header
+def werkzeug_converters() -> frozenset[type[BaseConverter]]:
+    """Werkzeug's own converters (none known on a Werkzeug without its undocumented
+    ``DEFAULT_CONVERTERS``, where :data:`FAST_ROUTING` is off anyway)."""
+    try:
+        from werkzeug.routing.converters import DEFAULT_CONVERTERS
+    except ImportError:
+        return frozenset()
+    return frozenset(DEFAULT_CONVERTERS.values())
 
 
 # Converters whose reading of a path segment depends on the segment alone: Werkzeug's own,
 # and any that keeps ``BaseConverter.to_python`` (the segment as it is).
-WERKZEUG_CONVERTERS: Final = frozenset(DEFAULT_CONVERTERS.values())
+WERKZEUG_CONVERTERS: Final = werkzeug_converters()
 
 
 def reads_segments_alone(rule: Rule) -> bool:
@@ -358,87 +355,29 @@ class ServiceMap(Map):
         return adapter
 
 
-class ServiceRequest(flask.Request):
-    """Flask's request, whose :meth:`close` closes the uploaded files it parsed only when
-    it parsed any (``files`` was read): Werkzeug's looks through an empty mapping
-    otherwise, on every request."""
-
-    def close(self) -> None:
-        if "files" in self.__dict__:
-            super().close()
-
-
-# Headers Werkzeug rewrites on the way out (``Response.get_wsgi_headers``), in lower case.
-REWRITTEN_HEADERS: Final = frozenset({"location", "content-location"})
-
-
-class OnePieceBody:
-    """The WSGI iterable of a body held as one ``bytes``: that piece, then the response's
-    ``close`` when the server closes it, as Werkzeug's ``ClosingIterator`` over the
-    response's encoded pieces hands them (without its generator and its set-up)."""
-
-    __slots__ = ("_next", "close")
-
-    def __init__(self, piece: bytes, close: Callable[[], None]) -> None:
-        self._next = iter((piece,)).__next__
-        self.close = close
-
-    def __iter__(self) -> OnePieceBody:
-        return self
-
-    def __next__(self) -> bytes:
-        return self._next()
+def relative_location(url: str, adapter: MapAdapter | None) -> str:
+    """A routing redirect's ``Location`` as a path and query alone (see
+    :class:`RelativeRedirectAdapter`): ``url`` as it is when it is one already (the
+    adapter was a :class:`RelativeRedirectAdapter`), else Werkzeug's absolute URL without
+    its scheme and ``adapter``'s host (``MapAdapter.get_host``: a client's ``Host`` may hold
+    a slash, which a URL parser would read as the path's start). The path starts with
+    exactly one slash (``//host`` would name another host)."""
+    if url.startswith("/") and not url.startswith("//"):
+        return url
+    after_scheme = url.partition("://")[2]
+    host = adapter.get_host(None) if adapter is not None else None
+    if host is not None and after_scheme.startswith(host):
+        rest = after_scheme[len(host):]
+    else:  # (not one this adapter built: its path and query, as a URL parser reads them)
+        parts = urlsplit(url)
+        rest = f"{parts.path}?{parts.query}" if parts.query else parts.path
+    return "/" + rest.lstrip("/")
 
 
-class ServiceResponse(flask.Response):
-    """Flask's response, with less of Werkzeug's work on the way out when there is nothing
-    for it to change (tests/contract/test_request_path_round5.py compares both ways):
-
-    - ``get_wsgi_headers`` copies the headers (checking each value again for newlines, as
-      setting it through ``Headers`` already did) to fix a ``Location`` or
-      ``Content-Location``, drop ``Content-Length`` from a 1xx, 204 or 304, or add one the
-      body can tell. An answer with none of these to do (every JSON answer: its length is
-      set with its body) goes out with a plain copy of its header list, the same pairs in
-      the same order.
-    - ``get_app_iter`` wraps the body in a generator that encodes text pieces and in a
-      ``ClosingIterator`` (whose set-up alone evaluates a typing expression). A body held
-      as one ``bytes`` (every answer whose data was set) that is to be sent (not a
-      passthrough, not a HEAD, 1xx, 204 or 304) goes out as a :class:`OnePieceBody`.
-
-    Any other answer takes Werkzeug's way."""
-
-    def get_app_iter(self, environ: Any) -> Any:
-        body = self.response
-        if type(body) is list and len(body) == 1 and type(body[0]) is bytes and not self.direct_passthrough:
-            status = self.status_code
-            if environ["REQUEST_METHOD"] != "HEAD" and not (100 <= status < 200 or status == 204 or status == 304):
-                return OnePieceBody(body[0], self.close)
-        return super().get_app_iter(environ)
-
-    def get_wsgi_headers(self, environ: Any) -> Headers:
-        status = self.status_code
-        if not (100 <= status < 200 or status == 204 or status == 304):
-            pairs = self.headers._list
-            has_length = False
-            for name, _ in pairs:
-                lower = name.lower()
-                if lower == "content-length":
-                    has_length = True
-                elif lower in REWRITTEN_HEADERS:
-                    break
-            else:
-                if has_length:
-                    headers = Headers()
-                    headers._list = pairs.copy()
-                    return headers
-        return super().get_wsgi_headers(environ)
-
-
-def bodiless_redirect(redirect: RequestRedirect) -> ServiceResponse:
-    """A routing redirect (:class:`RelativeRedirectAdapter`'s relative ``Location``)
-    answered with no body and no ``Content-Type``: Werkzeug's carries an HTML page, and
-    the service answers no HTML from its API paths."""
-    response = ServiceResponse(status=redirect.code, headers={"Location": redirect.new_url})
+def bodiless_redirect(redirect: RequestRedirect, location: str) -> flask.Response:
+    """A routing redirect to ``location`` answered with no body and no ``Content-Type``:
+    Werkzeug's carries an HTML page, and the service answers no HTML from its API paths."""
+    response = flask.Response(status=redirect.code, headers={"Location": location})
     del response.headers["Content-Type"]
     return response
 
@@ -457,42 +396,47 @@ class NullSessionInterface(SecureCookieSessionInterface):
         return self._null_session
 
 
-# The keys of a hook registry holding the app's own hooks alone (Flask files them under ``None``).
-APP_ONLY: Final = frozenset({None})
+FAST_ROUTING_LIBRARIES: Final = frozenset({"werkzeug", "flask"})
+"""The libraries whose private parts the URL adapter and host cache relies on
+(service/private_parts.py: Werkzeug's ``Rule._converters``, ``MapAdapter``'s argument
+order, the environ keys ``bind_to_environ`` reads; Flask's ``create_url_adapter`` restated)."""
+
+FAST_ROUTING: Final = not unchecked_libraries().keys() & FAST_ROUTING_LIBRARIES
+"""The version gate of the URL adapter and host cache, read once, at import: the app's URL
+map is a :class:`ServiceMap` (adapters, matches and the request's host remembered) only
+where each of :data:`FAST_ROUTING_LIBRARIES` is at a version its equivalence tests ran on
+(tests/contract/test_request_path_round5.py and round6); Werkzeug's own ``Map`` and
+Flask's own adapter elsewhere (correct, slower; the server names the versions at start:
+``warn_unchecked``)."""
 
 
 class ServiceFlask(Flask):
-    """Flask with its per-request work cut to what the service needs (each piece keeps
-    Flask's behaviour; tests/contract/test_request_path_round5.py compares them):
+    """Flask, with what the service changes of its work on a request (each keeps Flask's
+    behaviour; tests/contract/test_request_path_round5.py and round6 compare them):
 
     - :meth:`ensure_sync` remembers which functions it found synchronous. Flask asks it of
       every hook and view on every request, and flask-smorest's decorators once more per
-      layer (a view here has up to nine), each time inspecting the function anew; the
-      answer for a function never changes. Async functions are not remembered (Flask wraps
-      them anew, as it always did); nor is anything past :data:`MAX_SYNC_FUNCTIONS` (the
-      app's functions are a fixed set, far fewer).
-    - URL adapters, requests, responses and null sessions from :class:`ServiceMap`,
-      :class:`ServiceRequest`, :class:`ServiceResponse` and :class:`NullSessionInterface`;
-      a routing redirect (the 308 that merges slashes) with a relative ``Location`` and no
-      body (:class:`RelativeRedirectAdapter`, :meth:`handle_http_exception`).
-    - Flask's steps of a request take a short way while the app uses none of what they
-      would look for: no receiver connected to the signal a step sends, no URL value
-      preprocessor, and hooks registered on the app alone, not on a blueprint
-      (:meth:`uses_app_hooks_only`). Each step then runs the app's hooks as Flask does,
-      without working out the request's blueprints or finding the request through its
-      proxy (tests/contract/test_request_path_round6.py compares both ways); otherwise it is
-      Flask's own step. The service registers no such thing; a test or an extension may.
-      (Flask's app context signals, sent on every request too, stay: skipping them would
-      mean replacing the app context's ``push`` and ``pop``.)"""
+      layer, each time inspecting the function anew; the answer for a function never
+      changes. Async functions are not remembered (Flask wraps them anew, as it always
+      did); nor is anything past :data:`MAX_SYNC_FUNCTIONS` (the app's functions are a
+      fixed set, far fewer).
+    - With ``fast_routing`` (default: :data:`FAST_ROUTING`), URL adapters from
+      :class:`ServiceMap`, remembered with their match and the request's host
+      (:meth:`create_url_adapter`); without, Werkzeug's ``Map`` and Flask's own adapter.
+    - Null sessions from :class:`NullSessionInterface`.
+    - A routing redirect (the 308 that merges slashes) answered with a relative
+      ``Location`` and no body (:meth:`handle_http_exception`).
+
+    Flask's own steps of a request run as Flask has them (no step restated)."""
 
     MAX_SYNC_FUNCTIONS = 4096
     json_provider_class = CompactJSONProvider
-    url_map_class = ServiceMap
-    request_class = ServiceRequest
-    response_class = ServiceResponse
     session_interface = NullSessionInterface()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fast_routing: bool | None = None, **kwargs: Any) -> None:
+        fast_routing = FAST_ROUTING if fast_routing is None else fast_routing
+        self.fast_routing = fast_routing
+        self.url_map_class = ServiceMap if fast_routing else Map  # read by Flask's __init__
         super().__init__(*args, **kwargs)
         self._sync_functions: set[Callable[..., Any]] = set()
 
@@ -510,13 +454,13 @@ class ServiceFlask(Flask):
     def create_url_adapter(self, request: flask.Request | None) -> MapAdapter | None:
         """Flask's adapter for ``request``, with the request's host (which Flask works out
         and sets on the request first) remembered with a :class:`RememberingAdapter`: its
-        environ values include all that ``get_host`` reads. Only for Flask's plain case
-        (no trusted hosts, no ``SERVER_NAME``, no host or subdomain matching); Flask's own
-        method otherwise."""
+        environ values include all that ``get_host`` reads. Only with ``fast_routing`` and
+        in Flask's plain case (no trusted hosts, no ``SERVER_NAME``, no host or subdomain
+        matching); Flask's own method otherwise."""
         url_map = self.url_map
         if (
-            request is None or self.config["TRUSTED_HOSTS"] is not None or self.config["SERVER_NAME"] is not None
-            or url_map.host_matching or self.subdomain_matching
+            not self.fast_routing or request is None or self.config["TRUSTED_HOSTS"] is not None
+            or self.config["SERVER_NAME"] is not None or url_map.host_matching or self.subdomain_matching
         ):
             return super().create_url_adapter(request)
         wsgi_env = request.environ
@@ -534,91 +478,22 @@ class ServiceFlask(Flask):
         request.host = host
         return adapter
 
-    def uses_app_hooks_only(self, registry: Mapping[Any, Any]) -> bool:
-        """Whether the hooks in ``registry`` (``before_request_funcs`` and its kin: hooks by
-        blueprint name, the app's under ``None``) are the app's alone, and no URL value
-        preprocessor is registered: then the request's blueprints find no hook to run."""
-        return registry.keys() <= APP_ONLY and not self.url_value_preprocessors
-
-    def full_dispatch_request(self) -> flask.Response:
-        """Flask's, without sending ``request_started`` to no receiver."""
-        if request_started.receivers:
-            return super().full_dispatch_request()
-        self._got_first_request = True
-        try:
-            rv = self.preprocess_request()
-            if rv is None:
-                rv = self.dispatch_request()
-        except Exception as e:
-            rv = self.handle_user_exception(e)
-        return self.finalize_request(rv)
-
-    def preprocess_request(self) -> Any:
-        """Flask's: the app's ``before_request`` hooks, in order, until one answers."""
-        if not self.uses_app_hooks_only(self.before_request_funcs):
-            return super().preprocess_request()
-        for before_func in self.before_request_funcs.get(None, ()):
-            rv = self.ensure_sync(before_func)()
-            if rv is not None:
-                return rv
-        return None
-
-    def dispatch_request(self) -> Any:
-        """Flask's: the matched view with the path values; Flask's own step for a routing
-        refusal or an automatic ``OPTIONS`` answer."""
-        req = current_request()
-        rule = req.url_rule
-        if (
-            req.routing_exception is not None or rule is None
-            or (req.method == "OPTIONS" and getattr(rule, "provide_automatic_options", False))
-        ):
-            return super().dispatch_request()
-        return self.ensure_sync(self.view_functions[rule.endpoint])(**req.view_args)  # type: ignore[arg-type]
-
     def handle_http_exception(self, e: HTTPException) -> Any:
-        """Flask's, with a routing redirect answered by :func:`bodiless_redirect` (Flask
-        hands a routing exception back as the answer, and Werkzeug's is an HTML page)."""
+        """Flask's, with a routing redirect answered by :func:`bodiless_redirect` to its
+        :func:`relative_location` (Flask hands a routing exception back as the answer, and
+        Werkzeug's is an HTML page to an absolute URL)."""
         if isinstance(e, RequestRedirect):
-            return bodiless_redirect(e)
+            adapter = None if e.new_url.startswith("/") else self.create_url_adapter(current_request())
+            return bodiless_redirect(e, relative_location(e.new_url, adapter))
         return super().handle_http_exception(e)
 
-    def finalize_request(self, rv: Any, from_error_handler: bool = False) -> flask.Response:
-        """Flask's, without sending ``request_finished`` to no receiver; Flask's own step
-        for an error handler's answer (which logs a failing hook instead of raising)."""
-        if from_error_handler or request_finished.receivers:
-            return super().finalize_request(rv, from_error_handler)
-        return self.process_response(self.make_response(rv))
 
-    def process_response(self, response: flask.Response) -> flask.Response:
-        """Flask's: the request's own ``after_this_request`` functions, then the app's
-        ``after_request`` hooks, last registered first, then the session saved unless null."""
-        if not self.uses_app_hooks_only(self.after_request_funcs):
-            return super().process_response(response)
-        ctx = current_request_context()
-        for func in ctx._after_request_functions:
-            response = self.ensure_sync(func)(response)
-        for func in reversed(self.after_request_funcs.get(None, ())):
-            response = self.ensure_sync(func)(response)
-        session = ctx.session  # (the property, as Flask reads it: it marks the session accessed)
-        if not self.session_interface.is_null_session(session):
-            self.session_interface.save_session(self, session, response)
-        return response
-
-    def do_teardown_request(self, *args: Any, **kwargs: Any) -> None:
-        """Flask's, which does nothing without a teardown function or a receiver."""
-        if any(self.teardown_request_funcs.values()) or request_tearing_down.receivers:
-            super().do_teardown_request(*args, **kwargs)
-
-    def do_teardown_appcontext(self, *args: Any, **kwargs: Any) -> None:
-        """Flask's, which does nothing without a teardown function or a receiver."""
-        if self.teardown_appcontext_funcs or appcontext_tearing_down.receivers:
-            super().do_teardown_appcontext(*args, **kwargs)
-
-
-def create_app(settings: Settings | None = None) -> Flask:
-    """Build the WSGI app with ``settings`` (default: read from the environment)."""
+def create_app(settings: Settings | None = None, *, fast_routing: bool | None = None) -> Flask:
+    """Build the WSGI app with ``settings`` (default: read from the environment);
+    ``fast_routing`` (default: the version gate :data:`FAST_ROUTING`) off runs Werkzeug's
+    own URL map and Flask's own adapter (:class:`ServiceFlask`)."""
     settings = settings if settings is not None else read_settings()
-    app = ServiceFlask("service")
+    app = ServiceFlask("service", fast_routing=fast_routing)
     attach_settings(app, settings)
     app.config.update(OPENAPI_CONFIG, MAX_CONTENT_LENGTH=settings.http.max_body_bytes)
     app.url_map.converters["game"] = GameIdConverter

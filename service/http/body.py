@@ -58,6 +58,8 @@ from webargs.flaskparser import FlaskParser
 from werkzeug import Response
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from service.private_parts import unchecked_libraries
+
 from .app_settings import current_settings
 from .problems import UNSUPPORTED_MEDIA_TYPE_DETAIL, ApiError, ProblemCode
 from .request_context import current_request
@@ -449,9 +451,24 @@ def _given_back(value: Any) -> Any:
     return value
 
 
+FAST_BLUEPRINT_LIBRARIES: Final = frozenset({"flask-smorest", "webargs"})
+"""The libraries whose private parts :class:`Blueprint`'s shortcuts rely on
+(service/private_parts.py: flask-smorest's ``_apidoc`` and ``resolve_schema_instance``,
+and that webargs' parse of a JSON body is the schema's load)."""
+
+FAST_BLUEPRINT: Final = not unchecked_libraries().keys() & FAST_BLUEPRINT_LIBRARIES
+"""The version gate, decided once, at import (the API modules' blueprints decorate their
+views then): :class:`Blueprint`'s shortcuts run only where each of
+:data:`FAST_BLUEPRINT_LIBRARIES` is at a version they were checked on
+(``CHECKED_VERSIONS``); elsewhere its ``doc``, ``alt_response``, ``response`` and
+``arguments`` are flask-smorest's own, correct and slower (tests/contract/test_gates.py runs
+requests both ways). JSON is read through :class:`BodyParser` either way."""
+
+
 class Blueprint(flask_smorest.Blueprint):
     """flask-smorest's Blueprint whose ``arguments`` read JSON through :class:`BodyParser`,
-    with less per-request work on the way to a view that flask-smorest adds nothing to:
+    with less per-request work on the way to a view that flask-smorest adds nothing to
+    (where the version gate :data:`FAST_BLUEPRINT` is open):
 
     - ``doc`` and ``alt_response`` only document, so they document a synchronous view
       without wrapping it (:func:`_documenting_only`: a view with six alternative answers
@@ -473,13 +490,17 @@ class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = BodyParser(unknown=None)  # each schema's own ``unknown`` (webargs' default for JSON)
 
     def doc(self, **kwargs: Any) -> Callable[[Any], Any]:
-        return _documenting_only(super().doc(**kwargs))
+        document = super().doc(**kwargs)
+        return _documenting_only(document) if FAST_BLUEPRINT else document
 
     def alt_response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
-        return _documenting_only(super().alt_response(status_code, *args, **kwargs))
+        document = super().alt_response(status_code, *args, **kwargs)
+        return _documenting_only(document) if FAST_BLUEPRINT else document
 
     def response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         answer = super().response(status_code, *args, **kwargs)
+        if not FAST_BLUEPRINT:
+            return answer
 
         def decorator(func: Any) -> Any:
             documented = answer(func)
@@ -503,6 +524,8 @@ class Blueprint(flask_smorest.Blueprint):
 
     def arguments(self, schema: Any, *, location: str = "json", **kwargs: Any) -> Callable[[Any], Any]:
         parse_then_call = super().arguments(schema, location=location, **kwargs)
+        if not FAST_BLUEPRINT:
+            return parse_then_call
         loader: Schema = resolve_schema_instance(schema)
         # Only what webargs' parse would do here as a plain load: the body's JSON, the
         # schema's own ``unknown``, no validators, the loaded body as the last positional

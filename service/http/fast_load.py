@@ -32,7 +32,18 @@ from typing import Any, Final, NamedTuple
 from marshmallow import EXCLUDE, RAISE, Schema, fields, missing, types, validate
 from marshmallow.validate import Validator
 
+from service.private_parts import unchecked_libraries
+
 from .wire import is_mapping
+
+FAST_READER_LIBRARIES: Final = frozenset({"marshmallow"})
+"""The libraries whose private parts the reader relies on (service/private_parts.py)."""
+
+FAST_READER: Final = not unchecked_libraries().keys() & FAST_READER_LIBRARIES
+"""The version gate, decided once, at import: :class:`FastLoadSchema` reads with its reader
+only where each of :data:`FAST_READER_LIBRARIES` is at a version the reader's equivalence
+tests ran on (``CHECKED_VERSIONS``); elsewhere every load is marshmallow's ``Schema.load``,
+correct and slower (tests/contract/test_gates.py runs requests both ways)."""
 
 Reader = Callable[[Any, Any], Any]  # (raw value or ``missing``, the data it came from) -> value
 SchemaReader = Callable[[Any, "Collection[str] | None", str], dict[str, Any]]
@@ -507,7 +518,8 @@ def _inlined_dict(field: fields.Field) -> bool:
 
 class FastLoadSchema(Schema):
     """A marshmallow Schema whose ``load`` takes :func:`compile_reader`'s reader first, and
-    marshmallow's own load for everything the reader does not answer for."""
+    marshmallow's own load for everything the reader does not answer for (for everything,
+    where the version gate :data:`FAST_READER` is closed)."""
 
     _fast_reader: SchemaReader | None
 
@@ -523,7 +535,7 @@ class FastLoadSchema(Schema):
         if not many and (not partial or _top_level_names(partial)):
             reader = self.__dict__.get("_fast_reader", _UNBUILT)
             if reader is _UNBUILT:
-                reader = self._fast_reader = compile_reader(self)
+                reader = self._fast_reader = _reader_of(self)
             if reader is not None:
                 try:
                     return reader(data, partial or None, self.unknown if unknown is None else unknown)
@@ -538,7 +550,7 @@ class FastLoadSchema(Schema):
         branch). Marshmallow's own load for whatever the reader does not answer for."""
         reader = self.__dict__.get("_fast_reader", _UNBUILT)
         if reader is _UNBUILT:
-            reader = self._fast_reader = compile_reader(self)
+            reader = self._fast_reader = _reader_of(self)
         if reader is None or self.many or (partial and not _top_level_names(partial)):
             return lambda data: self.load(data, partial=partial)
         fast: SchemaReader = reader
@@ -554,6 +566,12 @@ class FastLoadSchema(Schema):
 
 
 _UNBUILT: Final[Any] = object()
+
+
+def _reader_of(schema: Schema) -> SchemaReader | None:
+    """The reader a :class:`FastLoadSchema` loads with: :func:`compile_reader`'s, or None
+    (marshmallow's own load) where the version gate :data:`FAST_READER` is closed."""
+    return compile_reader(schema) if FAST_READER else None
 
 
 def _top_level_names(partial: Any) -> bool:

@@ -245,12 +245,11 @@ def finish_response(response: flask.Response) -> flask.Response:
     """Echo the request id, add CORS headers and count the request.
 
     The common answer (a request id, any origin allowed, not a preflight, none of these
-    headers set by the view) gets its three headers appended in one step: setting each
-    through ``response.headers`` checks its value for newlines and looks through the
-    list for the same name, and none can be there (the id is one
-    :func:`incoming_request_id` made safe, the CORS values are constants). Any other
-    answer goes through :func:`add_cors_headers` as before; both write the same headers
-    in the same order (tests/contract/test_request_path_round4.py)."""
+    headers set by the view) gets its three headers added (``Headers.add``, which
+    appends): setting each through ``response.headers[...]`` looks through the list for
+    the same name first, and none can be there. Any other answer goes through
+    :func:`add_cors_headers` as before; both write the same headers in the same order
+    (tests/contract/test_request_path_round4.py)."""
     request, g = current_request(), current_g()
     rid = getattr(g, "request_id", None)
     origins = current_settings().cors.allow_origins
@@ -258,9 +257,10 @@ def finish_response(response: flask.Response) -> flask.Response:
         type(rid) is str and rid and origins is not None and "*" in origins and request.method != "OPTIONS"
         and not _has_finishing_header(response.headers)
     ):
-        # Werkzeug keeps the headers as this list of (name, value) pairs; appending to it is
-        # what setting a new header does once its value is checked.
-        response.headers._list.extend(((REQUEST_ID_HEADER, rid), *ANY_ORIGIN_HEADERS))
+        add = response.headers.add
+        add(REQUEST_ID_HEADER, rid)
+        for name, value in ANY_ORIGIN_HEADERS:
+            add(name, value)
     else:
         if rid:
             response.headers[REQUEST_ID_HEADER] = rid
@@ -275,7 +275,7 @@ def finish_response(response: flask.Response) -> flask.Response:
 
 def _has_finishing_header(headers: Headers) -> bool:
     """Whether a header :func:`finish_response` sets is there already (a view set it)."""
-    for name, _ in headers._list:  # noqa: SIM110 (a plain loop: any() over a generator costs more)
+    for name, _ in headers:  # noqa: SIM110 (a plain loop: any() over a generator costs more)
         if name.lower() in FINISHING_HEADERS:
             return True
     return False

@@ -1,11 +1,10 @@
-"""The current request, its context, its ``g`` and its app as the objects themselves, looked
-up once per call.
+"""The current request, its ``g`` and its app as the objects themselves, looked up once per
+call.
 
-``flask.request``, ``flask.globals.request_ctx``, ``flask.g`` and ``flask.current_app`` are
-proxies: every attribute read or write through them finds the current context again. The
-hooks every request goes through (:mod:`.observability`, :mod:`.body`), the settings
-(:mod:`.app_settings`), the answers and the app's own request handling (:mod:`.app`) read
-several attributes of each, so they take the objects first and read them directly.
+``flask.request``, ``flask.g`` and ``flask.current_app`` are proxies: every attribute read or
+write through them finds the current context again. The hooks every request goes through
+(:mod:`.observability`, :mod:`.body`), the settings (:mod:`.app_settings`) and the answers
+read several attributes of each, so they take the objects first and read them directly.
 """
 
 from __future__ import annotations
@@ -13,20 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import flask
-from flask.ctx import RequestContext
-from flask.globals import request_ctx
 
 
 def current_request() -> flask.Request:
     """The request being handled (in a request context only)."""
     request: flask.Request = flask.request._get_current_object()  # type: ignore[attr-defined]
     return request
-
-
-def current_request_context() -> RequestContext:
-    """The request context being handled (in a request context only)."""
-    ctx: RequestContext = request_ctx._get_current_object()  # type: ignore[attr-defined]
-    return ctx
 
 
 def current_app() -> flask.Flask:

@@ -22,11 +22,15 @@ from marshmallow import RAISE, Schema, ValidationError
 
 from service.engine.registry import GAME_CLASSES
 from service.http import create_app, schemas
-from service.http.fast_load import FastLoadSchema
+from service.http.fast_load import FAST_READER, FastLoadSchema
 from service.http.replay_schemas import ReplayRequestSchema
 from service.http.schemas import DealRequestSchema, MoveRequestSchema, StateRequestSchema
 from service.http.solver_schemas import HintRequestSchema, SolveRequestSchema
 from tests.app_settings import settings_for_tests
+
+# The fast reader runs only on the marshmallow it was checked on (its version gate); elsewhere
+# every load is marshmallow's own and there is nothing to compare (make test-compat).
+pytestmark = pytest.mark.skipif(not FAST_READER, reason="the fast reader's gate is closed on this marshmallow")
 
 # Values a broken body puts in place of one of its own: every JSON type, and strings and
 # numbers on both sides of the schemas' patterns and bounds.

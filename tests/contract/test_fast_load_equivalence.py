@@ -30,9 +30,13 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from service.engine.registry import GAME_CLASSES
 from service.http import create_app, fast_load
-from service.http.fast_load import FastLoadSchema
+from service.http.fast_load import FAST_READER, FastLoadSchema
 from tests.app_settings import settings_for_tests
 from tests.contract.test_fast_load import marshmallow_only, places
+
+# The fast reader runs only on the marshmallow it was checked on (its version gate); elsewhere
+# every load is marshmallow's own and there is nothing to compare (make test-compat).
+pytestmark = pytest.mark.skipif(not FAST_READER, reason="the fast reader's gate is closed on this marshmallow")
 
 EXAMPLES_PER_SCHEMA = 300
 MAX_CHANGES = 3

@@ -1,14 +1,15 @@
 """The fifth round's shortcuts of the request path (issue 14) answer as the long ways they
-stand for: URL adapters remembered per environ (``ServiceMap``), requests that close no
-files they never parsed (``ServiceRequest``), answers whose headers and body go out
-without Werkzeug's copy and wrappers (``ServiceResponse``, ``OnePieceBody``), one null
-session for every request (``NullSessionInterface``), JSON answers handed their two
-headers ready-made (``CompactJSONProvider.response``) and request bodies whose orjson
-reading counts when orjson writes them back (``body._read_plain``).
+stand for: URL adapters remembered per environ (``ServiceMap``, where the version gate has
+it on: ``FAST_ROUTING``), one null session for every request (``NullSessionInterface``),
+JSON answers written by orjson (``CompactJSONProvider.dumps``) and request bodies whose
+orjson reading counts when orjson writes them back (``body._read_plain``). (Its
+``ServiceRequest``, ``ServiceResponse`` and the JSON provider's private ``response``
+shortcut are gone: issue 26.)
 
-The reference for whole answers is the same app built with Flask's and Werkzeug's own
-classes (:func:`flask_default_app`): every request below gets the same status, header
-list (names, values, order) and bytes from both."""
+The reference for whole answers is the same app built with Werkzeug's own URL map
+(``fast_routing=False``, the path the version gate takes on a version not checked) and
+Flask's own session interface and JSON provider (:func:`flask_default_app`): every request
+below gets the same status, header list (names, values, order) and bytes from both."""
 
 from __future__ import annotations
 
@@ -16,54 +17,45 @@ import io
 import json
 import random
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any
 
 import flask
 import orjson
 import pytest
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 from flask.sessions import NullSession, SecureCookieSessionInterface
-from werkzeug.datastructures import FileStorage, Headers
+from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import BadHost
 from werkzeug.http import parse_date
 from werkzeug.routing import Map, MapAdapter
 from werkzeug.test import EnvironBuilder
-from werkzeug.wrappers import Response as WerkzeugResponse
 
 from service.http import create_app
-from service.http.app import (
-    CompactJSONProvider,
-    NullSessionInterface,
-    OnePieceBody,
-    ServiceFlask,
-    ServiceMap,
-    ServiceRequest,
-    ServiceResponse,
-)
+from service.http.app import FAST_ROUTING, NullSessionInterface, ServiceMap
 from service.http.body import _STRICT_DECODER, _written_back, parse_json
 from service.http.problems import ApiError
 from tests.app_settings import settings_for_tests
 
-
-def plain_json_response(self: CompactJSONProvider, *args: Any, **kwargs: Any) -> Any:
-    """The JSON answer as the provider made it before: Werkzeug sets both headers."""
-    if self.compact is False or (self.compact is None and self._app.debug):
-        return super(CompactJSONProvider, self).response(*args, **kwargs)
-    obj = self._prepare_response_obj(args, kwargs)
-    response_class = cast("type[flask.Response]", self._app.response_class)  # typed as the sansio base
-    return response_class(self.compact_text(obj) + b"\n", mimetype=self.mimetype)
+# Tests of the URL adapter cache itself: it runs only where the version gate has it on.
+fast_routing_only = pytest.mark.skipif(
+    not FAST_ROUTING, reason="the URL adapter cache is off on these Werkzeug/Flask versions (service/private_parts.py)"
+)
 
 
-def flask_default_app(monkeypatch: pytest.MonkeyPatch) -> Flask:
-    """The service's app built with Flask's own URL map, request, response and session
-    classes, and the JSON provider making its answers the long way."""
-    with monkeypatch.context() as patched:
-        patched.setattr(ServiceFlask, "url_map_class", Map)
-        app = create_app(settings_for_tests())
-    app.request_class = flask.Request
-    app.response_class = flask.Response
+def flasks_json(app: Flask) -> DefaultJSONProvider:
+    """Flask's own JSON provider (Python's encoder), keeping keys in the service's order."""
+    provider = DefaultJSONProvider(app)
+    provider.sort_keys = False
+    return provider
+
+
+def flask_default_app() -> Flask:
+    """The service's app built with Werkzeug's own URL map (``fast_routing=False``), and
+    Flask's own session interface and JSON provider."""
+    app = create_app(settings_for_tests(), fast_routing=False)
     app.session_interface = SecureCookieSessionInterface()
-    app.json.response = plain_json_response.__get__(app.json)  # type: ignore[method-assign]
+    app.json = flasks_json(app)
     assert type(app.url_map) is Map and app.response_class is flask.Response
     return app
 
@@ -146,12 +138,10 @@ def steady_header(pair: tuple[str, str]) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(("method", "path", "kwargs"), REQUESTS, ids=[f"{m} {p}" for m, p, _ in REQUESTS])
-def test_every_answer_is_the_one_flasks_own_classes_give(
-    monkeypatch: pytest.MonkeyPatch, method: str, path: str, kwargs: dict[str, Any]
-) -> None:
+def test_every_answer_is_the_one_flasks_own_classes_give(method: str, path: str, kwargs: dict[str, Any]) -> None:
     ours = create_app(settings_for_tests())
-    theirs = flask_default_app(monkeypatch)
-    assert type(ours.url_map) is ServiceMap
+    theirs = flask_default_app()
+    assert (type(ours.url_map) is ServiceMap) is FAST_ROUTING
     for _ in range(2):  # the second time, the URL adapter is a remembered one
         assert wsgi_answer(ours, method, path, kwargs) == wsgi_answer(theirs, method, path, kwargs)
 
@@ -175,6 +165,7 @@ def adapter_fields(adapter: MapAdapter) -> tuple[Any, ...]:
             adapter.path_info, adapter.default_method, adapter.query_args, adapter.websocket)
 
 
+@fast_routing_only
 @pytest.mark.parametrize("kwargs", ENVIRONS)
 @pytest.mark.parametrize("subdomain", [None, ""])
 def test_a_remembered_adapter_is_the_one_werkzeug_binds(kwargs: dict[str, Any], subdomain: str | None) -> None:
@@ -187,6 +178,7 @@ def test_a_remembered_adapter_is_the_one_werkzeug_binds(kwargs: dict[str, Any], 
     assert adapter_fields(first) == adapter_fields(werkzeugs)
 
 
+@fast_routing_only
 def test_an_adapter_is_remembered_per_environ_value() -> None:
     url_map = ServiceMap()
     base = EnvironBuilder(path="/a").get_environ()
@@ -198,6 +190,7 @@ def test_an_adapter_is_remembered_per_environ_value() -> None:
         assert adapter_fields(other) == adapter_fields(Map.bind_to_environ(url_map, {**base, key: value}))
 
 
+@fast_routing_only
 def test_remembered_adapters_are_dropped_when_there_are_too_many(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ServiceMap, "MAX_ADAPTERS", 3)
     url_map = ServiceMap()
@@ -207,6 +200,7 @@ def test_remembered_adapters_are_dropped_when_there_are_too_many(monkeypatch: py
         assert len(url_map._adapters) <= 3
 
 
+@fast_routing_only
 def test_a_bind_with_a_server_name_or_one_that_fails_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     url_map = ServiceMap()
     environ = EnvironBuilder(path="/", headers=[("Host", "a.example")]).get_environ()
@@ -233,7 +227,7 @@ def test_a_remembered_adapter_matches_rules_added_after_it() -> None:
     assert app.test_client().get("/late").data == b"late"
 
 
-# --- ServiceRequest -------------------------------------------------------------------
+# --- requests and answers ---------------------------------------------------------------
 
 def test_a_request_closes_the_files_it_parsed() -> None:
     app = create_app(settings_for_tests())
@@ -242,75 +236,7 @@ def test_a_request_closes_the_files_it_parsed() -> None:
     upload: FileStorage = request.files["f"]
     request.close()
     assert upload.stream.closed
-    ServiceRequest(EnvironBuilder(path="/").get_environ()).close()  # nothing parsed: nothing to close
-
-
-# --- ServiceResponse ------------------------------------------------------------------
-
-def response_pair(status: int, headers: list[tuple[str, str]], body: Any, passthrough: bool) -> tuple[Any, Any]:
-    def make(cls: type[WerkzeugResponse]) -> WerkzeugResponse:
-        data = list(body) if isinstance(body, list) else body
-        return cls(data, status=status, headers=headers, direct_passthrough=passthrough)
-    return make(ServiceResponse), make(flask.Response)
-
-
-STATUSES = [200, 201, 204, 206, 301, 304, 101, 404, 500, 0, 799]
-HEADER_SETS: list[list[tuple[str, str]]] = [
-    [],
-    [("X-A", "1"), ("x-b", "2")],
-    [("Location", "/a b/é")],
-    [("content-location", "/é")],
-    [("Content-Length", "99")],
-    [("ETag", '"x"'), ("Content-Length", "3")],
-]
-BODIES: list[Any] = [b"abc", "text é", [b"a", b"b"], [], [b"x"], iter([b"x", "y"])]
-
-
-@pytest.mark.parametrize("status", STATUSES)
-@pytest.mark.parametrize("headers", HEADER_SETS)
-@pytest.mark.parametrize("body_index", range(len(BODIES)))
-@pytest.mark.parametrize("method", ["GET", "HEAD"])
-@pytest.mark.parametrize("passthrough", [False, True])
-def test_answers_go_out_as_werkzeug_sends_them(
-    status: int, headers: list[tuple[str, str]], body_index: int, method: str, passthrough: bool
-) -> None:
-    body = BODIES[body_index]
-    if isinstance(body, Iterator):
-        body = list(body)
-        ours, theirs = ServiceResponse(iter(body), status, headers), flask.Response(iter(body), status, headers)
-    else:
-        ours, theirs = response_pair(status, headers, body, passthrough)
-    closed: list[str] = []
-    ours.call_on_close(lambda: closed.append("ours"))
-    theirs.call_on_close(lambda: closed.append("theirs"))
-    environ = EnvironBuilder(path="/x", method=method, base_url="http://h.example/p/").get_environ()
-    our_iter, our_status, our_headers = ours.get_wsgi_response(environ)
-    their_iter, their_status, their_headers = theirs.get_wsgi_response(environ)
-    assert (our_status, our_headers) == (their_status, their_headers)
-    assert list(our_iter) == list(their_iter)
-    for it in (our_iter, their_iter):
-        if hasattr(it, "close"):
-            it.close()
-    assert closed.count("ours") == closed.count("theirs")  # once, or never for a passthrough body
-
-
-def test_the_headers_sent_are_a_copy() -> None:
-    response = ServiceResponse(b"{}", headers=[("X-A", "1")])
-    sent = response.get_wsgi_headers({})
-    sent["X-B"] = "2"
-    assert "X-B" not in response.headers
-    assert sent is not response.headers and isinstance(sent, Headers)
-
-
-def test_a_one_piece_body_yields_its_piece_once_and_closes_the_response() -> None:
-    closed: list[int] = []
-    body = OnePieceBody(b"piece", lambda: closed.append(1))
-    assert iter(body) is body
-    assert next(body) == b"piece"
-    with pytest.raises(StopIteration):
-        next(body)
-    body.close()
-    assert closed == [1]
+    app.request_class(EnvironBuilder(path="/").get_environ()).close()  # nothing parsed: nothing to close
 
 
 def test_an_answer_through_the_test_client_closes_once() -> None:
@@ -332,27 +258,26 @@ def test_an_answer_through_the_test_client_closes_once() -> None:
 
 @pytest.mark.parametrize("payload", [{"b": 1, "a": [1, 2.5, None, True, "é"]}, [], "text", 3, {"k": "\u2028"}])
 @pytest.mark.parametrize("mimetype", ["application/json", "text/json", "application/x+xml"])
-def test_json_answers_are_the_ones_werkzeug_builds(payload: Any, mimetype: str) -> None:
+@pytest.mark.parametrize("debug", [False, True])
+def test_json_answers_are_the_ones_flasks_provider_builds(payload: Any, mimetype: str, debug: bool) -> None:
     app = create_app(settings_for_tests())
+    app.debug = debug  # (debug mode: indented, Flask's own text)
+    theirs_provider = flasks_json(app)
     with app.app_context():
-        app.json.mimetype = mimetype  # type: ignore[attr-defined]
-        ours = app.json.response(payload)
-        theirs = plain_json_response(app.json, payload)  # type: ignore[arg-type]
-    assert type(ours) is type(theirs) is ServiceResponse
+        app.json.mimetype = theirs_provider.mimetype = mimetype  # type: ignore[attr-defined]
+        ours, theirs = app.json.response(payload), theirs_provider.response(payload)
+    assert type(ours) is type(theirs) is flask.Response
     assert ours.headers.to_wsgi_list() == theirs.headers.to_wsgi_list()
-    assert (ours.status, ours.get_data(), ours.mimetype, ours.response) == (theirs.status, theirs.get_data(), theirs.mimetype, theirs.response)
+    assert (ours.status, ours.get_data(), ours.mimetype) == (theirs.status, theirs.get_data(), theirs.mimetype)
 
 
-def test_json_answers_of_a_class_without_automatic_length_are_werkzeugs() -> None:
+def test_the_provider_writes_other_json_as_flasks_does() -> None:
+    """``dumps`` with anything but the compact separators alone is Flask's (Python's json)."""
     app = create_app(settings_for_tests())
-
-    class NoLength(ServiceResponse):
-        automatically_set_content_length = False
-
-    app.response_class = NoLength
-    with app.app_context():
-        answer = app.json.response({"a": 1})
-    assert answer.headers.to_wsgi_list() == [("Content-Type", "application/json")]
+    value = {"b": [1, 2.5], "a": "é"}
+    for kwargs in ({}, {"indent": 2}, {"separators": (",", ":"), "sort_keys": True}, {"separators": (", ", ": ")}):
+        assert app.json.dumps(value, **kwargs) == flasks_json(app).dumps(value, **kwargs)
+    assert app.json.dumps(value, separators=(",", ":")) == json.dumps(value, separators=(",", ":"))
 
 
 # --- sessions -------------------------------------------------------------------------

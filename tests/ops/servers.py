@@ -29,10 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import pytest
+
+from service.gunicorn_worker import worker_refusal
+
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
 HAPROXY_ERRORS = REPO / "deploy" / "haproxy-errors"  # its errorfiles, named relative to it
 GUNICORN_CFG = "deploy/gunicorn.conf.py"
+needs_the_service_worker = pytest.mark.skipif(
+    worker_refusal() is not None,
+    reason="service.gunicorn_worker does not run on the installed gunicorn (make test-compat): gthread serves",
+)
 DRAIN_SECONDS = 3.0  # HAProxy needs 2 failed checks 500 ms apart; leave room for a busy CPU
 
 # The API's POST endpoints under /v1/games/<game>/.

@@ -29,7 +29,7 @@ from gunicorn.config import Config
 
 from service.gunicorn_worker import MAX_HEAD_BYTES, Limits, Rejection, RequestFramer, WholeRequestWorker
 from service.settings import MAX_BODY_BYTES
-from tests.ops.servers import child_pids, http_get, stop_gracefully
+from tests.ops.servers import child_pids, http_get, needs_the_service_worker, stop_gracefully
 
 REPO = Path(__file__).resolve().parents[2]
 READ_SECONDS = 2.0  # REQUEST_READ_SECONDS of the server under test (default 5): short tests
@@ -62,6 +62,7 @@ def refusal(data: bytes) -> int:
 CHUNKED = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 
+@needs_the_service_worker
 @pytest.mark.parametrize("byte_by_byte", [False, True])
 def test_the_framer_finds_the_end_of_each_kind_of_request(byte_by_byte: bool) -> None:
     get = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -77,6 +78,7 @@ def test_the_framer_finds_the_end_of_each_kind_of_request(byte_by_byte: bool) ->
     assert framer.feed(b"\n" + get) == len(get) and framer.buf == get
 
 
+@needs_the_service_worker
 def test_the_framer_refuses_bad_framing_as_soon_as_it_shows() -> None:
     assert refusal(CHUNKED + b"zz") == 400  # no CRLF needed to see it
     assert refusal(CHUNKED + b"ffffffffffffffffffff") == 413
@@ -126,6 +128,7 @@ def outcome(pieces: list[bytes]) -> int | str | None:
     return end
 
 
+@needs_the_service_worker
 @pytest.mark.parametrize("body", CHUNKED_BODIES, ids=lambda body: repr(body[:24]))
 def test_the_framer_frames_a_chunked_body_alike_however_its_bytes_arrive(body: bytes) -> None:
     request = CHUNKED + body
@@ -136,12 +139,14 @@ def test_the_framer_frames_a_chunked_body_alike_however_its_bytes_arrive(body: b
     assert outcome([request[i:i + 1] for i in range(len(request))]) == whole
 
 
+@needs_the_service_worker
 def test_the_framer_refuses_bad_trailers() -> None:
     assert refusal(CHUNKED + b"0\r\nX-Sum: 1\n\r\n") == 400
     assert refusal(CHUNKED + b"0\r\n\n") == 400
     assert frame(CHUNKED + b"0\r\nX-Sum: 1\r\n") is None
 
 
+@needs_the_service_worker
 def test_a_request_fed_a_byte_at_a_time_costs_linear_time() -> None:
     """Each byte is searched once: a client that sends its head or a chunk-size line a
     byte at a time cannot make the main loop rescan what it already read."""
@@ -156,6 +161,7 @@ def test_a_request_fed_a_byte_at_a_time_costs_linear_time() -> None:
     assert time.process_time() - start < 2.0  # about 0.3 s here; a rescan per byte would be quadratic
 
 
+@needs_the_service_worker
 def test_the_framer_bounds_its_buffer() -> None:
     framer = RequestFramer(LIMITS)
     assert framer.room() == MAX_HEAD_BYTES
@@ -171,6 +177,7 @@ def test_the_framer_bounds_its_buffer() -> None:
     assert refused.value.status == 413
 
 
+@needs_the_service_worker
 @pytest.mark.parametrize(("setting", "value"), [
     ("certfile", "server.pem"), ("http2_cleartext", "upgrade"), ("http2_cleartext", "prior-knowledge"),
     ("http2_cleartext", "both"),

@@ -25,7 +25,7 @@ import pytest
 from gunicorn.config import Config
 
 from service.gunicorn_worker import WholeRequestWorker
-from tests.ops.servers import Backend, connections_by_worker, wait_for
+from tests.ops.servers import Backend, connections_by_worker, needs_the_service_worker, wait_for
 
 WORKERS = 2
 THREADS = 4
@@ -197,6 +197,7 @@ def spread(server: Backend) -> list[int]:
         close_all(server, connections)
 
 
+@needs_the_service_worker
 def test_bursts_of_keep_alive_connections_spread_over_the_workers(backend: Backend) -> None:
     spreads = [spread(backend) for _ in range(BURSTS)]
     assert all(sum(s) == BURST for s in spreads), spreads

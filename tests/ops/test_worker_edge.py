@@ -39,7 +39,7 @@ from service.gunicorn_worker import (
     WholeRequestWorker,
 )
 from service.http.observability import REQUEST_ID_PATTERN, WORKER_ENDPOINT
-from tests.ops.servers import Backend, http_get, wait_for
+from tests.ops.servers import Backend, http_get, needs_the_service_worker, wait_for
 
 # README's limits ("Errors" table: 414 and 431), which are gunicorn's defaults.
 REQUEST_LINE_BYTES = 4094
@@ -158,6 +158,7 @@ CODES = {400: "malformed-request", 403: "http-error", 414: "request-line-too-lon
          431: "headers-too-large", 500: "internal-error"}
 
 
+@needs_the_service_worker
 def test_handle_error_answers_problem_json_for_each_parser_error_and_500_for_the_rest() -> None:
     """The worker's handle_error, in-process, on a socket pair: each refusal of gunicorn's
     parser with its status and code, the client's request id (the framer read the fields);
