@@ -254,8 +254,6 @@ PRIVATE_PARTS: Final[tuple[PrivatePart, ...]] = (
     PrivatePart(CPYTHON, "PyUnstable_Long_IsCompact, PyUnstable_Long_CompactValue (the unstable API, 3.12+)",
                 ("PyUnstable_Long_IsCompact", "PyUnstable_Long_CompactValue"), (_WIRE_C, _MOVES_C),
                 "a small int read without a call, for every card (from 3.12)", "PyLong_AsSsize_t"),
-    PrivatePart(CPYTHON, "PyTupleObject.ob_item, PyListObject.ob_item (the item arrays)", ("ob_item",), (_MOVES_C,),
-                "a pile's items read in place, tuple or list alike", "PySequence_Fast_ITEMS"),
 )
 
 

@@ -218,7 +218,7 @@ static inline int plain_card(PyObject *obj) {
 /* Pile `i` of a plain state's piles (checked by plain_piles). */
 #define PILE(piles, i) (PyTuple_CheckExact(piles) ? PyTuple_GET_ITEM(piles, i) : PyList_GET_ITEM(piles, i))
 #define PILE_LEN(p) Py_SIZE(p)
-#define PILE_ITEMS(p) (PyTuple_CheckExact(p) ? ((PyTupleObject *)(p))->ob_item : ((PyListObject *)(p))->ob_item)
+#define PILE_ITEMS(p) PySequence_Fast_ITEMS(p) /* an exact list or tuple: its items, in place (public API) */
 
 /* The state's piles as card numbers into `cards` (pile i's at cards + start[i], len[i] of
  * them), or -1 when the state is not plain. A State is a tuple, its piles item 0. */
