@@ -371,8 +371,8 @@ def test_rude_search_clients_and_reconnecting_slow_sockets_of_one_address_leave_
 ) -> None:
     """bench/solve_contention_bench.py's balancer runs, short: 16 and 64 solve clients of one
     address that ignore Retry-After are refused by the balancer, not the server, and leave
-    the /moves p99 of another address at most TARGET_RATIO times its p99 with none, with no
-    failed request; 2,500 slow sockets of one address that reconnect as they are closed
+    the /moves p99 of another address at most TARGET_RATIO times its p99 with none (or
+    RUDE_SLACK_MS over it, where that allows more), with no failed request; 2,500 slow sockets of one address that reconnect as they are closed
     leave /healthz p99 from another under a second. A p99 over a few seconds is noisy on a
     shared machine: a level that misses the ratio is measured once more, with a new
     baseline, and fails if it misses again."""
@@ -392,7 +392,7 @@ def test_rude_search_clients_and_reconnecting_slow_sockets_of_one_address_leave_
     base = measure(0)
     for rude in bench.RUDE_TARGET_LEVELS:
         level = measure(rude)
-        if level.p(99) > bench.TARGET_RATIO * base.p(99):
+        if level.p(99) > bench.rude_target_ms(base.p(99)):
             bench.print_rude([base, level], 1, RUDE_SECONDS, bench.ATTACKER_NICE)
             print("missed: measured once more")
             base, level = measure(0), measure(rude)
@@ -405,7 +405,7 @@ def test_rude_search_clients_and_reconnecting_slow_sockets_of_one_address_leave_
         assert not base.moves_errors and not level.moves_errors, (base.moves_errors, level.moves_errors)
         reached = sum(n for status, n in level.solves.items() if status != "429")
         assert reached * 10 < sum(level.solves.values()), f"the server got {reached} of them: {level.solves}"
-        assert level.p(99) <= bench.TARGET_RATIO * base.p(99), \
+        assert level.p(99) <= bench.rude_target_ms(base.p(99)), \
             f"{level.solvers} rude clients: p99 {level.p(99):.1f} ms, {base.p(99):.1f} ms with none"
     assert not slow.healthz_errors and len(slow.healthz_ms) > 10, slow.healthz_errors
     assert bench.percentile(slow.healthz_ms, 99) < bench.SLOW_SOCKETS_TARGET_MS
