@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: run test test-quick test-compat lint typecheck openapi bench venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator \
+.PHONY: run test test-quick test-compat lint typecheck openapi bench atlas atlas-plot venv native clean clients contract-lint contract-lint-redocly contract-lint-spectral contract-lint-validator contract-lint-generator \
 	pact-verify pact-record pact-record-python pact-record-ts pact-examples
 
 # A venv in $(1) with the pinned packages of $(2), marked installed (Debian's Python and
@@ -214,8 +214,28 @@ bench: venv native
 	$(PY) -m bench.compiled_candidates
 	$(PY) -m bench.solve_contention_bench
 
+# The winnability atlas (docs/atlas.md): solve ATLAS_GAMES' deals ATLAS_DEALS on every core
+# into ATLAS_OUT (resumable: run it again after a kill), then print the table. Not run by
+# `make test`; `make atlas ATLAS_WRITE=--write` also updates the table the API serves.
+ATLAS_GAMES ?= all
+ATLAS_DEALS ?= 1-100000
+ATLAS_OUT ?= atlas-data
+ATLAS_WRITE ?=
+atlas: venv native
+	$(PY) -m service.atlas run --games $(ATLAS_GAMES) --deals $(ATLAS_DEALS) --out $(ATLAS_OUT)
+	$(PY) -m service.atlas table --games $(ATLAS_GAMES) --out $(ATLAS_OUT) $(ATLAS_WRITE)
+
+# The table as a plot (docs/atlas-winnability.png), from the shipped table alone, in a venv
+# of its own with matplotlib (requirements-plot.lock).
+PLOT_VENV := .venv-plot
+$(PLOT_VENV)/.installed: requirements-plot.lock
+	$(call make_venv,$(PLOT_VENV),requirements-plot.lock)
+
+atlas-plot: $(PLOT_VENV)/.installed
+	$(PLOT_VENV)/bin/python bench/atlas_plot.py
+
 clean:
-	rm -rf $(VENV) $(COMPAT_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PLOT_VENV) $(COMPAT_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build $(addsuffix .*.so,$(NATIVE_SRCS:.c=))
 	rm -rf clients/generated clients/node_modules $(CLIENTS_VENV)
 	rm -rf $(CONTRACTS_VENV) $(PACT_TS)/build

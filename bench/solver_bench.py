@@ -81,10 +81,10 @@ class Tally:
 
 # Issue 14's targets, per kind of game: the Penguin family against Freecell Solver in the
 # same run (decide as many deals, mean at most 1.0x its mean, median at most 3x its
-# median), Forty Thieves (decide 80% of the deals), every other game (decide 99%, median
-# under 0.2 s).
+# median), every other game (decide 99%, median under 0.2 s). Forty Thieves' goal (decide
+# 80% of the deals) is retired (issue 27): about half its deals stay undecided at 10 s, so
+# its row reports the winnable share's bounds instead (docs/atlas.md).
 FCS_MEAN_RATIO, FCS_MEDIAN_RATIO = 1.0, 3.0
-FORTY_THIEVES_DECIDED = 0.80
 OTHERS_DECIDED, OTHERS_MEDIAN_S = 0.99, 0.2
 DEFAULT_DEALS_FOR = ("forty-thieves=1-200",)
 
@@ -164,8 +164,9 @@ def verdict(row: dict[str, object]) -> str:
         ok = o["decided"] >= t["decided"] and mean_ratio <= FCS_MEAN_RATIO and median_ratio <= FCS_MEDIAN_RATIO
         return f"{'met' if ok else 'MISSED'} (decided >= fc-solve's, mean <= {FCS_MEAN_RATIO}x, median <= {FCS_MEDIAN_RATIO}x)"
     if row["game"] == "forty-thieves":
-        ok = decided >= FORTY_THIEVES_DECIDED
-        return f"{'met' if ok else 'MISSED'} (decided >= {FORTY_THIEVES_DECIDED:.0%})"
+        deals = max(1, o["deals"])
+        won, unknown = o["solved"], o["deals"] - o["decided"]
+        return f"no target; won {won / deals:.1%} to {(won + unknown) / deals:.1%} of these deals"
     ok = decided >= OTHERS_DECIDED and o["median_s"] < OTHERS_MEDIAN_S
     return f"{'met' if ok else 'MISSED'} (decided >= {OTHERS_DECIDED:.0%}, median < {OTHERS_MEDIAN_S} s)"
 

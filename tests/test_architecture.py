@@ -24,6 +24,7 @@ FORBIDDEN = {
     "service.engine": ("service.solver", "service.http", "flask", "flask_smorest", "werkzeug", "marshmallow", "json"),
     "service.solver": ("service.http", "flask", "flask_smorest", "werkzeug", "marshmallow"),
     "service.http.wire": ("flask", "flask_smorest", "werkzeug", "marshmallow"),
+    "service.atlas": ("service.http", "flask", "flask_smorest", "werkzeug", "marshmallow"),
 }
 
 

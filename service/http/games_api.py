@@ -37,6 +37,7 @@ from .schemas import (
     MoveResponseSchema,
     StateRequestSchema,
     ValidateResponseSchema,
+    WinnabilitySchema,
 )
 from .searches import run_search
 from .state_protection import Position, deal_seeds, dealt_position, move_answer, position_answer, read_position
@@ -48,6 +49,7 @@ from .wire import (
     format_deal,
     move_from_json,
     move_to_json,
+    winnability,
 )
 
 blp = Blueprint(
@@ -191,6 +193,20 @@ def get_game_view(game_id: str) -> dict[str, Any]:
         **describe_game(game_or_404(game_id), with_rules=True),
         "state_protection": current_settings().state.mode.value,
     }
+
+
+@blp.route("/<game:game_id>/winnability", methods=["GET"])
+@blp.doc(operationId="get_winnability")
+@blp.response(200, WinnabilitySchema, example=winnability(examples.EXAMPLE_GAME), headers=ANSWER_HEADERS)
+@blp.alt_response(404, response="NOT_FOUND")
+def get_winnability(game_id: str) -> dict[str, Any]:
+    """How often a deal of the game can be won, from the winnability atlas.
+
+    A range of deals (with the default options), each solved with one fixed budget counted
+    in positions, so the verdicts do not depend on the machine: how many were won, proved
+    lost, or left undecided, and the share of winnable deals as a 95% interval. A separate
+    answer, not a field of the game's, so that v1's game answer stays as it was."""
+    return winnability(game_or_404(game_id).id)
 
 
 DEAL_EXAMPLE = examples.deal_example()

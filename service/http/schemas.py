@@ -877,6 +877,35 @@ class GameDetailSchema(GameSchema):
     state_protection = state_protection_field()
 
 
+class IntervalSchema(Strict):
+    """A share of the deals as a 95% interval (Wilson's score interval, widened by the
+    undecided deals, which may go either way)."""
+
+    low = fields.Float(required=True, validate=validate.Range(0, 1), metadata={"description": "The low end, a share of the deals from 0 to 1: Wilson's interval's low end of `won` / `deals`."})
+    high = fields.Float(required=True, validate=validate.Range(0, 1), metadata={"description": "The high end, a share of the deals from 0 to 1: Wilson's interval's high end of (`won` + `unknown`) / `deals`."})
+    confidence = fields.Float(required=True, validate=validate.Range(0, 1), metadata={"description": "The interval's confidence level (0.95)."})
+
+
+class SolverBudgetSchema(Strict):
+    """What each deal's search could spend: positions, not seconds, so the verdicts do not
+    depend on the machine."""
+
+    positions = fields.Integer(required=True, metadata={"description": "The most positions each deal's search could visit."})
+
+
+class WinnabilitySchema(Strict):
+    game = fields.String(required=True, metadata=component("GameId"))
+    first_deal = fields.Integer(required=True, metadata={"description": "The first deal number solved."})
+    last_deal = fields.Integer(required=True, metadata={"description": "The last deal number solved; every deal between was solved."})
+    deals = fields.Integer(required=True, metadata={"description": "How many deals were solved."})
+    won = fields.Integer(required=True, metadata={"description": "Deals the solver won (a verified solution)."})
+    lost = fields.Integer(required=True, metadata={"description": "Deals proved unwinnable (every reachable position searched)."})
+    # Named so on the wire; a marshmallow schema's own ``unknown`` is its unknown-field policy.
+    undecided = fields.Integer(required=True, attribute="unknown", data_key="unknown", metadata={"description": "Deals the budget did not decide: they may go either way."})
+    interval = fields.Nested(IntervalSchema, required=True)
+    budget = fields.Nested(SolverBudgetSchema, required=True)
+
+
 class GameListSchema(Strict):
     games = fields.List(fields.Nested(GameSchema), required=True, metadata={"description": "Every game, in a fixed order."})
     state_protection = state_protection_field()

@@ -35,6 +35,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any, Final
 
+from service.atlas import table as atlas_table
 from service.engine.cards import CARD_CODES, CardError, format_card, parse_card
 from service.engine.core import (
     MAX_DEAL,
@@ -573,6 +574,18 @@ def describe_game(game: Game, with_rules: bool = False) -> dict[str, Any]:
         out["rules"] = game.rules_description()
         out["autoplay"] = game.autoplay_rule
     return out
+
+
+def winnability(game_id: str) -> dict[str, Any]:
+    """The game's row of the atlas's table (:mod:`service.atlas.table`), which covers every
+    game (KeyError otherwise: tests/atlas checks the shipped table)."""
+    row = atlas_table.served()[game_id]
+    return {
+        "game": game_id, "first_deal": row.first_deal, "last_deal": row.last_deal, "deals": row.deals,
+        "won": row.won, "lost": row.lost, "unknown": row.unknown,
+        "interval": {"low": row.low, "high": row.high, "confidence": atlas_table.CONFIDENCE},
+        "budget": {"positions": row.budget_positions},
+    }
 
 
 def game_actions(game: Game) -> list[str]:

@@ -1,0 +1,270 @@
+"""The atlas batch: solve a game's deals over a range, one JSON line per deal.
+
+Every deal gets the same budget counted in positions (:data:`ATLAS_LIMITS`), never read
+off the clock, so a deal's line is the same on any machine, under any load, with any
+number of workers: the merge (:func:`merge`) of any set of runs over a range is one file,
+byte for byte.
+
+Layout under an output directory ``out``::
+
+    out/<game>/deals-<first>-<last>.jsonl   lines as they are solved, any order
+    out/<game>.jsonl                        the merge: one line per deal, by deal
+
+A run (:func:`run`) is resumable: it reads the deals every file of the game already
+holds, drops a last line a kill cut short, and solves only the others. Deals are shared
+among worker processes by blocks (:data:`BLOCK`), each block's file written by one
+process at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from service.engine.registry import get_game
+from service.solver import Limits, Outcome, solve_position
+
+# The budget of every deal: what a /solve with the service's default limits may spend
+# (10 s of budget at the game's reference pace, at most 1,000,000 positions), counted in
+# positions.
+ATLAS_LIMITS = Limits(10.0, 1_000_000)
+BLOCK = 1000  # the most deals one worker's task holds (one file)
+PROGRESS_EVERY = 0.5  # seconds between progress lines on a terminal
+PROGRESS_EVERY_LOG = 30.0  # seconds between progress lines in a log
+
+
+@dataclass(frozen=True)
+class DealLine:
+    """One deal's verdict and the solver's figures difficulty grades read."""
+
+    deal: int
+    result: str  # an Outcome's value
+    positions: int  # distinct positions the search visited
+    moves: int  # the solution's length (0 unless solved)
+    stopped_by: str | None  # a StopReason's value when result is "unknown"
+
+    def dumps(self) -> str:
+        """The line, canonical (sorted keys, no spaces), with its newline."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def loads(cls, text: str) -> DealLine:
+        return cls(**json.loads(text))
+
+
+def solve_deal(game_id: str, deal: int, limits: Limits = ATLAS_LIMITS) -> DealLine:
+    """``game_id``'s deal ``deal`` solved within ``limits`` (no wall-clock cap)."""
+    game = get_game(game_id)
+    found = solve_position(game, game.deal_state(deal), limits)
+    moves = len(found.moves) if found.result is Outcome.SOLVED else 0
+    stopped = found.stopped_by.value if found.stopped_by is not None else None
+    return DealLine(deal, found.result.value, found.states, moves, stopped)
+
+
+def game_dir(out: Path, game_id: str) -> Path:
+    return out / game_id
+
+
+def merged_path(out: Path, game_id: str) -> Path:
+    return out / f"{game_id}.jsonl"
+
+
+def read_lines(path: Path, repair: bool = False) -> list[DealLine]:
+    """The complete lines of ``path``; with ``repair``, a last line without its newline (a
+    kill cut it short) is cut off the file."""
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data) and repair:
+        with path.open("r+b") as f:
+            f.truncate(end)
+    return [DealLine.loads(line) for line in data[:end].decode().splitlines() if line]
+
+
+def done_deals(out: Path, game_id: str) -> set[int]:
+    """The deals the game's block files already hold (repairing cut lines)."""
+    folder = game_dir(out, game_id)
+    if not folder.is_dir():
+        return set()
+    return {line.deal for path in sorted(folder.glob("*.jsonl")) for line in read_lines(path, repair=True)}
+
+
+def blocks(deals: range, size: int = BLOCK) -> Iterator[range]:
+    """``deals`` in consecutive ranges of at most ``size``."""
+    for start in range(deals.start, deals.stop, size):
+        yield range(start, min(start + size, deals.stop))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One worker's share: ``deals`` of ``game_id``, appended to ``path``."""
+
+    game_id: str
+    deals: tuple[int, ...]
+    path: str
+    limits: Limits
+
+
+def run_task(task: Task, counter: Any = None, tick: Callable[[int], None] | None = None) -> int:
+    """Solve ``task``'s deals, one line written (and flushed) as each is decided; after
+    each, add one to ``counter`` (a shared value) and call ``tick`` with its value."""
+    with open(task.path, "a", encoding="utf-8") as f:
+        for deal in task.deals:
+            f.write(solve_deal(task.game_id, deal, task.limits).dumps())
+            f.flush()
+            if counter is not None:
+                with counter.get_lock():
+                    counter.value += 1
+                if tick is not None:
+                    tick(counter.value)
+    return len(task.deals)
+
+
+def plan(out: Path, game_id: str, deals: range, limits: Limits, block: int = BLOCK) -> list[Task]:
+    """The tasks that solve the deals of ``deals`` no file of ``out`` holds yet."""
+    done = done_deals(out, game_id)
+    folder = game_dir(out, game_id)
+    tasks = []
+    for part in blocks(deals, block):
+        todo = tuple(d for d in part if d not in done)
+        if todo:
+            path = folder / f"deals-{part.start}-{part.stop - 1}.jsonl"
+            tasks.append(Task(game_id, todo, str(path), limits))
+    return tasks
+
+
+_COUNTER: Any = None
+
+
+def _init_worker(counter: Any) -> None:
+    global _COUNTER
+    _COUNTER = counter
+
+
+def _run_in_worker(task: Task) -> int:
+    return run_task(task, _COUNTER)
+
+
+def run(
+    out: Path, game_id: str, deals: range, workers: int = 0, limits: Limits = ATLAS_LIMITS,
+    block: int = BLOCK, progress: TextIO | None = sys.stderr,
+) -> int:
+    """Solve the deals of ``deals`` not yet in ``out`` on ``workers`` processes (0: one
+    per core this process may run on); the number solved now. Progress goes to ``progress``."""
+    get_game(game_id)  # an unknown game fails here, before any process starts
+    tasks = plan(out, game_id, deals, limits, max(1, block))
+    total = sum(len(t.deals) for t in tasks)
+    if not tasks:
+        return 0
+    game_dir(out, game_id).mkdir(parents=True, exist_ok=True)
+    workers = workers or len(os.sched_getaffinity(0))
+    # Smaller tasks when there are fewer blocks than workers, so every core has work.
+    if len(tasks) < workers:
+        tasks = [Task(t.game_id, t.deals[i::workers], t.path.replace(".jsonl", f".part{i}.jsonl"), t.limits)
+                 for t in tasks for i in range(workers) if t.deals[i::workers]]
+    bar = Progress(game_id, total, len(deals) - total, progress)
+    if workers == 1:
+        counter = multiprocessing.Value("q", 0)
+        for task in tasks:
+            run_task(task, counter, bar.show)
+    else:
+        context = multiprocessing.get_context("fork")
+        counter = context.Value("q", 0)
+        with context.Pool(workers, _init_worker, (counter,)) as pool:
+            pending = pool.map_async(_run_in_worker, tasks, chunksize=1)
+            while not pending.ready():
+                pending.wait(bar.every)
+                bar.show(counter.value)
+            pending.get()
+    bar.show(total, final=True)
+    return total
+
+
+class Progress:
+    """A progress line: deals done of the total, the rate, and the time left. On a
+    terminal it is redrawn in place; in a log, a line now and then."""
+
+    def __init__(self, game_id: str, total: int, skipped: int, stream: TextIO | None) -> None:
+        self.game_id, self.total, self.skipped, self.stream = game_id, total, skipped, stream
+        self.started = self.last = time.monotonic()
+        self.tty = bool(stream is not None and stream.isatty())
+        self.every = PROGRESS_EVERY if self.tty else PROGRESS_EVERY_LOG
+
+    def line(self, done: int, now: float) -> str:
+        elapsed = max(now - self.started, 1e-9)
+        rate = done / elapsed
+        left = (self.total - done) / rate if rate > 0 else float("inf")
+        width = 30
+        filled = int(width * done / self.total) if self.total else width
+        resumed = f", {self.skipped} already done" if self.skipped else ""
+        return (f"{self.game_id}: [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} deals{resumed}, "
+                f"{rate:.1f} deals/s, {clock(elapsed)} spent, {clock(left)} left")
+
+    def show(self, done: int, final: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if not final and now - self.last < self.every:
+            return
+        self.last = now
+        end = "\n" if final or not self.tty else ""
+        self.stream.write(("\r" if self.tty else "") + self.line(done, now) + end)
+        self.stream.flush()
+
+
+def clock(seconds: float) -> str:
+    """``seconds`` as h:mm:ss (``?`` when unknown).
+
+    >>> clock(3725.2), clock(float("inf"))
+    ('1:02:05', '?')
+    """
+    if seconds == float("inf"):
+        return "?"
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+class ConflictingResults(ValueError):
+    """Two files hold different lines for one deal (a different budget, or a bug)."""
+
+
+def merge(out: Path, game_id: str, deals: range | None = None) -> list[DealLine]:
+    """Every line of the game's files, one per deal, by deal (within ``deals`` if given),
+    written to ``out/<game>.jsonl``; raises :class:`ConflictingResults` when two lines of
+    one deal differ."""
+    by_deal: dict[int, DealLine] = {}
+    for path in sorted(game_dir(out, game_id).glob("*.jsonl")):
+        for line in read_lines(path):
+            if deals is not None and line.deal not in deals:
+                continue
+            seen = by_deal.setdefault(line.deal, line)
+            if seen != line:
+                raise ConflictingResults(f"{game_id} deal {line.deal}: {seen} and {line}")
+    lines = [by_deal[d] for d in sorted(by_deal)]
+    target = merged_path(out, game_id)
+    temporary = target.with_suffix(".jsonl.tmp")
+    temporary.write_text("".join(line.dumps() for line in lines), encoding="utf-8")
+    temporary.replace(target)
+    return lines
+
+
+def job_block(deals: range, blocks_count: int, index: int) -> range:
+    """The ``index``-th of ``blocks_count`` near-equal consecutive parts of ``deals`` (a
+    Kubernetes Indexed Job's share).
+
+    >>> job_block(range(1, 101), 3, 0), job_block(range(1, 101), 3, 2)
+    (range(1, 34), range(67, 101))
+    """
+    if not 0 <= index < blocks_count:
+        raise ValueError(f"index {index} is not in 0..{blocks_count - 1}")
+    n = len(deals)
+    start = deals.start + n * index // blocks_count
+    stop = deals.start + n * (index + 1) // blocks_count
+    return range(start, stop)
+

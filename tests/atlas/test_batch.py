@@ -1,0 +1,196 @@
+"""The atlas batch (service/atlas): resumable after a kill, merged identically however it
+ran, one block per Indexed Job index, and the table's intervals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.atlas import batch, table
+from service.atlas.__main__ import main
+from service.engine.registry import game_ids, get_game
+from service.solver import Limits, Outcome, solve_position
+
+GAME = "boomerang"  # tens of ms a deal: a kill lands in the middle of a run
+DEALS = range(1, 41)
+
+
+def atlas(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "service.atlas", *args], start_new_session=True,
+                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finished(process: subprocess.Popen[bytes]) -> str:
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+def lines_written(out: Path) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in (out / GAME).glob("*.jsonl")) if (out / GAME).is_dir() else 0
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The merge of an uninterrupted run on one process."""
+    out = tmp_path_factory.mktemp("reference")
+    assert batch.run(out, GAME, DEALS, workers=1, progress=None) == len(DEALS)
+    batch.merge(out, GAME)
+    return batch.merged_path(out, GAME).read_bytes()
+
+
+def test_a_deals_line_is_the_solvers_answer_within_the_atlas_budget() -> None:
+    game = get_game(GAME)
+    found = solve_position(game, game.deal_state(7), batch.ATLAS_LIMITS)
+    line = batch.solve_deal(GAME, 7)
+    assert (line.deal, line.result, line.positions) == (7, found.result.value, found.states)
+    assert line.moves == (len(found.moves) if found.result is Outcome.SOLVED else 0)
+    assert batch.DealLine.loads(line.dumps()) == line
+
+
+def test_the_merge_has_one_line_per_deal_in_order(reference: bytes) -> None:
+    deals = [batch.DealLine.loads(x).deal for x in reference.decode().splitlines()]
+    assert deals == list(DEALS)
+
+
+def test_a_run_killed_midway_resumes_where_it_stopped_and_merges_identically(tmp_path: Path, reference: bytes) -> None:
+    run = atlas("run", "--games", GAME, "--deals", f"{DEALS.start}-{DEALS.stop - 1}", "--out", str(tmp_path),
+                "--workers", "2")
+    deadline = time.monotonic() + 120
+    while lines_written(tmp_path) < 5 and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    before = lines_written(tmp_path)
+    assert 5 <= before < len(DEALS), f"the kill came after {before} deals"
+    # A kill between a line's bytes and its newline: the resume cuts the half line off.
+    first = sorted((tmp_path / GAME).glob("*.jsonl"))[0]
+    with first.open("ab") as f:
+        f.write(b'{"deal":')
+    done_then = batch.done_deals(tmp_path, GAME)
+    assert first.read_bytes().endswith(b"\n")
+    solved_now = batch.run(tmp_path, GAME, DEALS, workers=2, progress=None)
+    assert solved_now == len(DEALS) - len(done_then)  # nothing solved twice
+    batch.merge(tmp_path, GAME)
+    assert batch.merged_path(tmp_path, GAME).read_bytes() == reference
+    assert batch.run(tmp_path, GAME, DEALS, workers=2, progress=None) == 0
+
+
+def test_the_job_entrypoint_runs_its_index_block_and_the_indexes_merge_to_the_whole(tmp_path: Path, reference: bytes) -> None:
+    deals = f"{DEALS.start}-{DEALS.stop - 1}"
+    for index in (0, 1, 2):
+        job = atlas("job", "--games", GAME, "--deals", deals, "--blocks", "3", "--out", str(tmp_path),
+                    "--workers", "1", env={"JOB_COMPLETION_INDEX": str(index)})
+        finished(job)
+        block = batch.job_block(DEALS, 3, index)
+        assert batch.done_deals(tmp_path, GAME) >= set(block)
+    finished(atlas("merge", "--games", GAME, "--out", str(tmp_path)))
+    assert batch.merged_path(tmp_path, GAME).read_bytes() == reference
+
+
+def test_the_job_entrypoint_refuses_to_run_without_its_index(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JOB_COMPLETION_INDEX"}
+    job = subprocess.run([sys.executable, "-m", "service.atlas", "job", "--games", GAME, "--deals", "1-10",
+                          "--blocks", "2", "--out", str(tmp_path)], env=env, capture_output=True, timeout=60)
+    assert job.returncode == 2 and b"JOB_COMPLETION_INDEX" in job.stderr
+    assert not (tmp_path / GAME).exists()
+
+
+def test_job_blocks_cover_the_range_once() -> None:
+    for deals, count in ((range(1, 1_000_001), 100), (range(5, 12), 3), (range(1, 3), 5)):
+        parts = [batch.job_block(deals, count, i) for i in range(count)]
+        assert [d for part in parts for d in part] == list(deals)
+    with pytest.raises(ValueError):
+        batch.job_block(range(1, 10), 3, 3)
+
+
+def test_two_lines_of_one_deal_that_differ_stop_the_merge(tmp_path: Path) -> None:
+    folder = tmp_path / GAME
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(batch.DealLine(3, "solved", 10, 5, None).dumps())
+    (folder / "b.jsonl").write_text(batch.DealLine(3, "unknown", 10, 0, "time").dumps())
+    with pytest.raises(batch.ConflictingResults, match="deal 3"):
+        batch.merge(tmp_path, GAME)
+
+
+def test_a_different_budget_is_a_conflict_not_a_silent_mix(tmp_path: Path) -> None:
+    batch.run(tmp_path / "big", GAME, range(1, 6), workers=1, progress=None)
+    batch.run(tmp_path / "small", GAME, range(1, 6), workers=1, limits=Limits(0.001, 1_000_000), progress=None)
+    for path in (tmp_path / "small" / GAME).glob("*.jsonl"):
+        (tmp_path / "big" / GAME / ("small-" + path.name)).write_bytes(path.read_bytes())
+    with pytest.raises(batch.ConflictingResults):
+        batch.merge(tmp_path / "big", GAME)
+
+
+def test_the_command_line_refuses_a_bad_range_and_an_unknown_game(capsys: pytest.CaptureFixture[str]) -> None:
+    for args in (["run", "--games", GAME, "--deals", "10-1", "--out", "x"],
+                 ["run", "--games", "klondike", "--deals", "1-10", "--out", "x"]):
+        with pytest.raises(SystemExit) as stop:
+            main(args)
+        assert stop.value.code == 2
+    assert "klondike" in capsys.readouterr().err
+
+
+# --- the table ------------------------------------------------------------------------------
+
+
+def test_wilson_interval_matches_its_closed_form_and_contains_the_share() -> None:
+    # Newcombe (1998), "Two-sided confidence intervals for the single proportion", table I:
+    # 81 of 263, the score method (Wilson), 0.2553 to 0.3662.
+    low, high = table.wilson(81, 263)
+    assert (round(low, 4), round(high, 4)) == (0.2553, 0.3662)
+    for won, n in ((0, 10), (10, 10), (1, 1), (5_000, 100_000), (99_990, 100_000)):
+        low, high = table.wilson(won, n)
+        assert 0 <= low <= won / n <= high <= 1
+    # Near a half, 100,000 deals are not quite enough for a half-width of 0.3 points.
+    assert table.wilson(50_000, 100_000)[1] - table.wilson(50_000, 100_000)[0] > 0.006
+    assert table.wilson(90_000, 100_000)[1] - table.wilson(90_000, 100_000)[0] < 0.004
+
+
+def test_unknown_deals_widen_the_interval_to_honest_bounds() -> None:
+    lines = [batch.DealLine(d, r, 1, 0, None) for d, r in enumerate(["solved"] * 60 + ["unsolvable"] * 30 + ["unknown"] * 10)]
+    row = table.tally(GAME, lines)
+    assert (row.won, row.lost, row.unknown, row.deals) == (60, 30, 10, 100)
+    assert row.low == round(table.wilson(60, 100)[0], 6) and row.high == round(table.wilson(70, 100)[1], 6)
+
+
+def test_the_shipped_table_covers_every_game_with_the_atlas_budget() -> None:
+    shipped = table.read_asset()
+    assert set(shipped) <= set(game_ids())
+    for gid, row in shipped.items():
+        assert row.won + row.lost + row.unknown == row.deals > 0
+        assert row.budget_positions == table.budget_positions(gid)
+        assert row.low <= row.won / row.deals and (row.won + row.unknown) / row.deals <= row.high
+
+
+# --- served ----------------------------------------------------------------------------------
+
+
+def test_the_shipped_table_covers_every_game() -> None:
+    assert set(table.read_asset()) == set(game_ids())
+
+
+@pytest.mark.parametrize("gid", game_ids())
+def test_the_winnability_answer_is_the_shipped_row(client: Any, gid: str) -> None:
+    row = table.read_asset()[gid]
+    answer = client.get(f"/v1/games/{gid}/winnability")
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json() == {
+        "game": gid, "first_deal": row.first_deal, "last_deal": row.last_deal, "deals": row.deals,
+        "won": row.won, "lost": row.lost, "unknown": row.unknown,
+        "interval": {"low": row.low, "high": row.high, "confidence": 0.95},
+        "budget": {"positions": row.budget_positions},
+    }
+
+
+def test_the_winnability_of_an_unknown_game_is_a_404_problem(client: Any) -> None:
+    answer = client.get("/v1/games/klondike/winnability")
+    assert answer.status_code == 404 and answer.mimetype == "application/problem+json"
+    assert answer.get_json()["code"] == "unknown-game"
