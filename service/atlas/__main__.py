@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from service.engine.core import MAX_DEAL
 from service.engine.registry import game_ids
 
 from . import batch, table
@@ -30,10 +33,13 @@ def deal_range(text: str) -> range:
     first, sep, last = text.partition("-")
     if not sep or not first.isdigit() or not last.isdigit() or int(last) < int(first):
         raise argparse.ArgumentTypeError(f"{text!r} is not a range of deals such as 1-1000")
+    if int(last) > MAX_DEAL:
+        raise argparse.ArgumentTypeError(f"deal numbers run from 0 to {MAX_DEAL}")
     return range(int(first), int(last) + 1)
 
 
 def games(text: str) -> list[str]:
+    """Comma-separated game ids, or ``all``."""
     chosen = game_ids() if text == "all" else text.split(",")
     unknown = [g for g in chosen if g not in game_ids()]
     if unknown:
@@ -41,7 +47,17 @@ def games(text: str) -> list[str]:
     return chosen
 
 
+def whole_number(least: int) -> Callable[[str], int]:
+    """An argument type: an integer of at least ``least``."""
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer of at least {least}")
+        return int(text)
+    return parse
+
+
 def parser() -> argparse.ArgumentParser:
+    """The command line's arguments."""
     p = argparse.ArgumentParser(prog="python -m service.atlas", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -50,41 +66,51 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("--games", type=games, required=True, help="comma-separated game ids, or all")
         c.add_argument("--deals", type=deal_range, required=True, help="first-last, e.g. 1-100000")
         c.add_argument("--out", type=Path, required=True, help="the results directory")
-        c.add_argument("--workers", type=int, default=0, help="processes (0: one per core)")
+        c.add_argument("--workers", type=whole_number(0), default=0, help="processes (0: one per core)")
         if name == "job":
-            c.add_argument("--blocks", type=int, required=True, help="the Job's completions: blocks of the range")
+            c.add_argument("--blocks", type=whole_number(1), required=True,
+                           help="the Job's completions: blocks of the range")
     for name in ("merge", "table"):
         c = sub.add_parser(name)
         c.add_argument("--games", type=games, default=game_ids(), help="comma-separated game ids, or all")
         c.add_argument("--out", type=Path, required=True, help="the results directory")
-        c.add_argument("--deals", type=deal_range, default=None, help="only these deals")
+        c.add_argument("--deals", type=deal_range, default=None,
+                       help="only these deals (then the merged files are not rewritten)")
         if name == "table":
             c.add_argument("--write", action="store_true", help=f"update {table.ASSET.name}")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command in ("run", "job"):
-        deals = args.deals
-        if args.command == "job":
-            index = os.environ.get(INDEX_VARIABLE)
-            if index is None or not index.isdigit():
-                print(f"{INDEX_VARIABLE} must be set to the Job's index", file=sys.stderr)
-                return 2
-            deals = batch.job_block(deals, args.blocks, int(index))
-            print(f"index {index} of {args.blocks}: deals {deals.start}-{deals.stop - 1}", file=sys.stderr)
-        for gid in args.games:
-            batch.run(args.out, gid, deals, args.workers)
-        return 0
+def solve(args: argparse.Namespace) -> int:
+    """``run`` and ``job``."""
+    deals = args.deals
+    if args.command == "job":
+        index = os.environ.get(INDEX_VARIABLE, "")
+        if not index.isdigit() or int(index) >= args.blocks:
+            print(f"{INDEX_VARIABLE} must be the Job's index, 0 to {args.blocks - 1} (it is {index!r})",
+                  file=sys.stderr)
+            return 2
+        deals = batch.job_block(deals, args.blocks, int(index))
+        if not deals:
+            print(f"index {index} of {args.blocks}: no deal (the range has fewer deals than blocks)", file=sys.stderr)
+            return 0
+        print(f"index {index} of {args.blocks}: deals {deals.start}-{deals.stop - 1}", file=sys.stderr)
+    for gid in args.games:
+        batch.run(args.out, gid, deals, args.workers)
+    return 0
+
+
+def tabulate(args: argparse.Namespace) -> int:
+    """``merge`` and ``table``."""
     rows = {}
     for gid in args.games:
-        if not batch.game_dir(args.out, gid).is_dir():
+        if not batch.block_files(args.out, gid, args.deals):
             continue
-        lines = batch.merge(args.out, gid, args.deals)
+        lines = batch.merge(args.out, gid, args.deals, write=args.deals is None)
         if args.command == "table" and lines:
             rows[gid] = table.tally(gid, lines)
-        print(f"{gid}: {len(lines)} deals merged into {batch.merged_path(args.out, gid)}", file=sys.stderr)
+        where = f"merged into {batch.merged_path(args.out, gid)}" if args.deals is None else "read"
+        print(f"{gid}: {len(lines)} deals {where}", file=sys.stderr)
     if args.command == "table":
         print(table.markdown(rows))
         if args.write:
@@ -92,5 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def main(argv: list[str] | None = None) -> int:
+    """The command line: its exit status (2: bad arguments; 1: the results refused)."""
+    args = parser().parse_args(argv)
+    try:
+        return solve(args) if args.command in ("run", "job") else tabulate(args)
+    except (OSError, batch.BadResults, batch.ConflictingResults, table.GapInDeals) as e:
+        print(f"python -m service.atlas {args.command}: {e}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
+    # A pod's SIGTERM ends the run at once (Python as PID 1 would ignore it): the lines
+    # written so far stay, and the next run resumes after them.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     sys.exit(main())

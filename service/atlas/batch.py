@@ -10,23 +10,27 @@ Layout under an output directory ``out``::
     out/<game>/deals-<first>-<last>.jsonl   lines as they are solved, any order
     out/<game>.jsonl                        the merge: one line per deal, by deal
 
-A run (:func:`run`) is resumable: it reads the deals every file of the game already
-holds, drops a last line a kill cut short, and solves only the others. Deals are shared
-among worker processes by blocks (:data:`BLOCK`), each block's file written by one
-process at a time.
+A run (:func:`run`) is resumable: it reads the deals the files of its range already hold,
+drops a last line a kill cut short, and solves only the others. Deals are shared among
+worker processes by blocks (:func:`block_size`); the one process writing a block's file
+holds a lock on it, so a second run on the same deals fails instead of writing twice. The
+pods of an Indexed Job share the folder; each reads and writes only the files of its range.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import multiprocessing
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from service.engine.registry import get_game
 from service.solver import Limits, Outcome, solve_position
@@ -69,36 +73,82 @@ def solve_deal(game_id: str, deal: int, limits: Limits = ATLAS_LIMITS) -> DealLi
 
 
 def game_dir(out: Path, game_id: str) -> Path:
+    """Where a run writes the game's lines as they are decided."""
     return out / game_id
 
 
 def merged_path(out: Path, game_id: str) -> Path:
+    """The game's merged file: one line per deal, by deal."""
     return out / f"{game_id}.jsonl"
+
+
+class BadResults(ValueError):
+    """A results file holds something that is not a deal's line, or a file is being written
+    by another run."""
 
 
 def read_lines(path: Path, repair: bool = False) -> list[DealLine]:
     """The complete lines of ``path``; with ``repair``, a last line without its newline (a
-    kill cut it short) is cut off the file."""
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if end < len(data) and repair:
-        with path.open("r+b") as f:
+    kill cut it short) is cut off the file, which no other run may be writing."""
+    with path.open("r+b" if repair else "rb") as f:
+        if repair:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BadResults(f"{path} is being written by another run") from None
+        data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end < len(data) and repair:
             f.truncate(end)
-    return [DealLine.loads(line) for line in data[:end].decode().splitlines() if line]
+    lines = []
+    for number, text in enumerate(data[:end].decode().splitlines(), 1):
+        try:
+            lines.append(DealLine.loads(text))
+        except (ValueError, TypeError) as e:
+            raise BadResults(f"{path}:{number}: not a deal's line ({e})") from None
+    return lines
 
 
-def done_deals(out: Path, game_id: str) -> set[int]:
-    """The deals the game's block files already hold (repairing cut lines)."""
+FILE_NAME = re.compile(r"deals-(\d+)-(\d+)\.jsonl")
+
+
+def block_files(out: Path, game_id: str, deals: range | None = None) -> list[Path]:
+    """The game's block files (``deals-<first>-<last>.jsonl``), those whose deals meet
+    ``deals`` if given: a Job's pods share the folder, and each reads only its own."""
     folder = game_dir(out, game_id)
     if not folder.is_dir():
-        return set()
-    return {line.deal for path in sorted(folder.glob("*.jsonl")) for line in read_lines(path, repair=True)}
+        return []
+    found = []
+    for path in sorted(folder.iterdir()):
+        name = FILE_NAME.fullmatch(path.name)
+        if name is None:
+            continue
+        first, last = int(name.group(1)), int(name.group(2))
+        if deals is None or (first < deals.stop and last >= deals.start):
+            found.append(path)
+    return found
+
+
+def done_deals(out: Path, game_id: str, deals: range) -> set[int]:
+    """The deals of ``deals`` the game's block files already hold (cut lines repaired)."""
+    return {line.deal for path in block_files(out, game_id, deals) for line in read_lines(path, repair=True)
+            if line.deal in deals}
 
 
 def blocks(deals: range, size: int = BLOCK) -> Iterator[range]:
     """``deals`` in consecutive ranges of at most ``size``."""
     for start in range(deals.start, deals.stop, size):
         yield range(start, min(start + size, deals.stop))
+
+
+def block_size(deals: range, workers: int) -> int:
+    """Blocks of at most :data:`BLOCK` deals, and at least four per worker, so that no core
+    idles long at the end of a run.
+
+    >>> block_size(range(1, 100_001), 2), block_size(range(1, 41), 2)
+    (1000, 5)
+    """
+    return max(1, min(BLOCK, -(-len(deals) // (4 * workers))))
 
 
 @dataclass(frozen=True)
@@ -111,24 +161,24 @@ class Task:
     limits: Limits
 
 
-def run_task(task: Task, counter: Any = None, tick: Callable[[int], None] | None = None) -> int:
-    """Solve ``task``'s deals, one line written (and flushed) as each is decided; after
-    each, add one to ``counter`` (a shared value) and call ``tick`` with its value."""
+def run_task(task: Task, tick: Callable[[], None] = lambda: None) -> int:
+    """Solve ``task``'s deals, one line written (and flushed) as each is decided, then
+    ``tick()``. The file is locked meanwhile: a second run on the same block fails."""
     with open(task.path, "a", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BadResults(f"{task.path} is being written by another run") from None
         for deal in task.deals:
             f.write(solve_deal(task.game_id, deal, task.limits).dumps())
             f.flush()
-            if counter is not None:
-                with counter.get_lock():
-                    counter.value += 1
-                if tick is not None:
-                    tick(counter.value)
+            tick()
     return len(task.deals)
 
 
 def plan(out: Path, game_id: str, deals: range, limits: Limits, block: int = BLOCK) -> list[Task]:
     """The tasks that solve the deals of ``deals`` no file of ``out`` holds yet."""
-    done = done_deals(out, game_id)
+    done = done_deals(out, game_id, deals)
     folder = game_dir(out, game_id)
     tasks = []
     for part in blocks(deals, block):
@@ -139,48 +189,56 @@ def plan(out: Path, game_id: str, deals: range, limits: Limits, block: int = BLO
     return tasks
 
 
-_COUNTER: Any = None
+_DONE: Synchronized[int] | None = None  # a pool worker's shared count of deals decided
 
 
-def _init_worker(counter: Any) -> None:
-    global _COUNTER
-    _COUNTER = counter
+def _init_worker(done: Synchronized[int]) -> None:
+    global _DONE
+    _DONE = done
+
+
+def _count_one() -> None:
+    assert _DONE is not None
+    with _DONE.get_lock():
+        _DONE.value += 1
 
 
 def _run_in_worker(task: Task) -> int:
-    return run_task(task, _COUNTER)
+    return run_task(task, _count_one)
 
 
 def run(
     out: Path, game_id: str, deals: range, workers: int = 0, limits: Limits = ATLAS_LIMITS,
-    block: int = BLOCK, progress: TextIO | None = sys.stderr,
+    progress: TextIO | None = sys.stderr,
 ) -> int:
     """Solve the deals of ``deals`` not yet in ``out`` on ``workers`` processes (0: one
     per core this process may run on); the number solved now. Progress goes to ``progress``."""
     get_game(game_id)  # an unknown game fails here, before any process starts
-    tasks = plan(out, game_id, deals, limits, max(1, block))
+    workers = workers or len(os.sched_getaffinity(0))
+    tasks = plan(out, game_id, deals, limits, block_size(deals, workers))
     total = sum(len(t.deals) for t in tasks)
     if not tasks:
         return 0
     game_dir(out, game_id).mkdir(parents=True, exist_ok=True)
-    workers = workers or len(os.sched_getaffinity(0))
-    # Smaller tasks when there are fewer blocks than workers, so every core has work.
-    if len(tasks) < workers:
-        tasks = [Task(t.game_id, t.deals[i::workers], t.path.replace(".jsonl", f".part{i}.jsonl"), t.limits)
-                 for t in tasks for i in range(workers) if t.deals[i::workers]]
     bar = Progress(game_id, total, len(deals) - total, progress)
     if workers == 1:
-        counter = multiprocessing.Value("q", 0)
+        done = 0
+
+        def tick() -> None:
+            nonlocal done
+            done += 1
+            bar.show(done)
+
         for task in tasks:
-            run_task(task, counter, bar.show)
+            run_task(task, tick)
     else:
         context = multiprocessing.get_context("fork")
-        counter = context.Value("q", 0)
-        with context.Pool(workers, _init_worker, (counter,)) as pool:
+        shared = context.Value("q", 0)
+        with context.Pool(workers, _init_worker, (shared,)) as pool:
             pending = pool.map_async(_run_in_worker, tasks, chunksize=1)
             while not pending.ready():
                 pending.wait(bar.every)
-                bar.show(counter.value)
+                bar.show(shared.value)
             pending.get()
     bar.show(total, final=True)
     return total
@@ -234,12 +292,12 @@ class ConflictingResults(ValueError):
     """Two files hold different lines for one deal (a different budget, or a bug)."""
 
 
-def merge(out: Path, game_id: str, deals: range | None = None) -> list[DealLine]:
-    """Every line of the game's files, one per deal, by deal (within ``deals`` if given),
-    written to ``out/<game>.jsonl``; raises :class:`ConflictingResults` when two lines of
-    one deal differ."""
+def merge(out: Path, game_id: str, deals: range | None = None, write: bool = True) -> list[DealLine]:
+    """Every line of the game's block files, one per deal, by deal (within ``deals`` if
+    given); with ``write``, written to ``out/<game>.jsonl``. Raises
+    :class:`ConflictingResults` when two lines of one deal differ."""
     by_deal: dict[int, DealLine] = {}
-    for path in sorted(game_dir(out, game_id).glob("*.jsonl")):
+    for path in block_files(out, game_id, deals):
         for line in read_lines(path):
             if deals is not None and line.deal not in deals:
                 continue
@@ -247,10 +305,11 @@ def merge(out: Path, game_id: str, deals: range | None = None) -> list[DealLine]
             if seen != line:
                 raise ConflictingResults(f"{game_id} deal {line.deal}: {seen} and {line}")
     lines = [by_deal[d] for d in sorted(by_deal)]
-    target = merged_path(out, game_id)
-    temporary = target.with_suffix(".jsonl.tmp")
-    temporary.write_text("".join(line.dumps() for line in lines), encoding="utf-8")
-    temporary.replace(target)
+    if write:
+        target = merged_path(out, game_id)
+        temporary = target.with_name(target.name + ".tmp")
+        temporary.write_text("".join(line.dumps() for line in lines), encoding="utf-8")
+        temporary.replace(target)
     return lines
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
+from statistics import NormalDist
 
 from service.engine.registry import get_game
 from service.solver import Outcome
@@ -29,10 +30,11 @@ from .batch import ATLAS_LIMITS, DealLine
 
 ASSET = Path(__file__).with_name("winnability.json")
 CONFIDENCE = 0.95
-Z_95 = 1.959963984540054  # the standard normal quantile of 0.975: a 95% interval
+Z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)  # 1.96: the normal quantile of a 95% interval
+DIGITS = 6  # the asset's bounds, rounded outwards
 
 
-def wilson(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
+def wilson(successes: int, trials: int, z: float = Z) -> tuple[float, float]:
     """The Wilson score interval of ``successes`` out of ``trials``.
 
     >>> [round(x, 4) for x in wilson(81, 263)]  # Newcombe (1998), table I
@@ -74,20 +76,36 @@ def budget_positions(game_id: str) -> int:
     return budget_of(ATLAS_LIMITS, pace_of(get_game(game_id)))[0]
 
 
+class GapInDeals(ValueError):
+    """The merged lines miss deals of their range: a row says every deal between its first
+    and last was solved."""
+
+
+def outwards(low: float, high: float) -> tuple[float, float]:
+    """``low`` rounded down and ``high`` rounded up to :data:`DIGITS` places, so rounding
+    never narrows an interval.
+
+    >>> outwards(0.99963096, 0.99900537)
+    (0.99963, 0.999006)
+    """
+    scale = 10**DIGITS
+    return math.floor(low * scale) / scale, math.ceil(high * scale) / scale
+
+
 def tally(game_id: str, lines: Iterable[DealLine]) -> Winnability:
-    """The row of ``game_id`` from its merged lines (one per deal)."""
+    """The row of ``game_id`` from its merged lines (one per deal, by deal)."""
     lines = list(lines)
     if not lines:
-        raise ValueError(f"no deal of {game_id} was solved")
+        raise GapInDeals(f"no deal of {game_id} was solved")
+    first, last, n = lines[0].deal, lines[-1].deal, len(lines)
+    if last - first + 1 != n:
+        raise GapInDeals(f"{game_id}: {n} deals from {first} to {last}, {last - first + 1 - n} missing")
     count = Counter(line.result for line in lines)
-    n = len(lines)
     won, lost, unknown = count[Outcome.SOLVED.value], count[Outcome.UNSOLVABLE.value], count[Outcome.UNKNOWN.value]
+    low, high = outwards(wilson(won, n)[0], wilson(won + unknown, n)[1])
     return Winnability(
-        first_deal=min(line.deal for line in lines),
-        last_deal=max(line.deal for line in lines),
-        deals=n, won=won, lost=lost, unknown=unknown,
-        low=round(wilson(won, n)[0], 6), high=round(wilson(won + unknown, n)[1], 6),
-        budget_positions=budget_positions(game_id),
+        first_deal=first, last_deal=last, deals=n, won=won, lost=lost, unknown=unknown,
+        low=low, high=high, budget_positions=budget_positions(game_id),
     )
 
 
@@ -99,6 +117,7 @@ def write_asset(rows: dict[str, Winnability], path: Path = ASSET) -> None:
 
 
 def read_asset(path: Path = ASSET) -> dict[str, Winnability]:
+    """The table ``path`` holds, by game."""
     return {gid: Winnability(**row) for gid, row in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
@@ -109,6 +128,7 @@ def served() -> dict[str, Winnability]:
 
 
 def percent(x: float) -> str:
+    """A share as a percentage with two decimals."""
     return f"{100 * x:.2f}%"
 
 

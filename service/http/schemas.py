@@ -894,13 +894,16 @@ class SolverBudgetSchema(Strict):
 
 
 class WinnabilitySchema(Strict):
+    """How often a deal of a game can be won, from the winnability atlas."""
+
     game = fields.String(required=True, metadata=component("GameId"))
     first_deal = fields.Integer(required=True, metadata={"description": "The first deal number solved."})
     last_deal = fields.Integer(required=True, metadata={"description": "The last deal number solved; every deal between was solved."})
     deals = fields.Integer(required=True, metadata={"description": "How many deals were solved."})
     won = fields.Integer(required=True, metadata={"description": "Deals the solver won (a verified solution)."})
     lost = fields.Integer(required=True, metadata={"description": "Deals proved unwinnable (every reachable position searched)."})
-    # Named so on the wire; a marshmallow schema's own ``unknown`` is its unknown-field policy.
+    # ``unknown`` on the wire; not the attribute's name, which would shadow (for type checkers)
+    # the Schema's own ``unknown`` setting, its unknown-field policy.
     undecided = fields.Integer(required=True, attribute="unknown", data_key="unknown", metadata={"description": "Deals the budget did not decide: they may go either way."})
     interval = fields.Nested(IntervalSchema, required=True)
     budget = fields.Nested(SolverBudgetSchema, required=True)

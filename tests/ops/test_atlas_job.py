@@ -38,7 +38,7 @@ def command(container: dict[str, Any], env: dict[str, str], mount: Path) -> list
     def expand(arg: str) -> str:
         return re.sub(r"\$\((\w+)\)", lambda m: values.get(m.group(1), m.group(0)), arg)
 
-    (volume,) = container["volumeMounts"]
+    (volume,) = [m for m in container["volumeMounts"] if m["name"] == "atlas"]
     argv = [expand(a) for a in [*container["command"], *container["args"]]]
     return [str(mount) if a == volume["mountPath"] else a for a in argv]
 
@@ -53,6 +53,8 @@ def test_the_solve_jobs_blocks_are_its_completions_and_the_image_is_the_services
     docs = documents()
     job = docs["Job"]["spec"]
     assert job["completionMode"] == "Indexed"
+    # one writer per block: a replacement pod starts only once the old one has stopped
+    assert job["podReplacementPolicy"] == "Failed" and job["template"]["spec"]["restartPolicy"] == "Never"
     container = container_of(job["template"]["spec"])
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["ATLAS_BLOCKS"] == str(job["completions"])
