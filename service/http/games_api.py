@@ -180,6 +180,7 @@ def list_games() -> dict[str, Any]:
 @blp.route("/<game:game_id>", methods=["GET"])
 @blp.doc(operationId="get_game", responses={200: {"links": {
     "DealGame": link("deal_game", "Deal the game (a deal the service picks).", game_id="$response.body#/id"),
+    "GetWinnability": link("get_winnability", "How often a deal of the game can be won.", game_id="$response.body#/id"),
 }}})
 @blp.response(200, GameDetailSchema, example=examples.game_example("open"), headers=ANSWER_HEADERS)
 @blp.alt_response(404, response="NOT_FOUND")
@@ -196,7 +197,9 @@ def get_game_view(game_id: str) -> dict[str, Any]:
 
 
 @blp.route("/<game:game_id>/winnability", methods=["GET"])
-@blp.doc(operationId="get_winnability")
+@blp.doc(operationId="get_winnability", responses={200: {"links": {
+    "DealGame": link("deal_game", "Deal the game (a deal the service picks).", game_id="$response.body#/game"),
+}}})
 @blp.response(200, WinnabilitySchema, example=winnability(examples.EXAMPLE_GAME), headers=ANSWER_HEADERS)
 @blp.alt_response(404, response="NOT_FOUND")
 def get_winnability(game_id: str) -> dict[str, Any]:
