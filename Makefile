@@ -216,14 +216,16 @@ bench: venv native
 
 # The winnability atlas (docs/atlas.md): solve ATLAS_GAMES' deals ATLAS_DEALS on every core
 # into ATLAS_OUT (resumable: run it again after a kill), then print the table. Not run by
-# `make test`; `make atlas ATLAS_WRITE=--write` also updates the table the API serves.
+# `make test`; `make atlas ATLAS_WRITE=--write` also updates the table the API serves;
+# ATLAS_PLAYER=hints plays the deals by following the player-knowledge hints instead.
 ATLAS_GAMES ?= all
 ATLAS_DEALS ?= 1-100000
 ATLAS_OUT ?= atlas-data
 ATLAS_WRITE ?=
+ATLAS_PLAYER ?= solver
 atlas: venv native
-	$(PY) -m service.atlas run --games $(ATLAS_GAMES) --deals $(ATLAS_DEALS) --out $(ATLAS_OUT)
-	$(PY) -m service.atlas table --games $(ATLAS_GAMES) --out $(ATLAS_OUT) $(ATLAS_WRITE)
+	$(PY) -m service.atlas run --games $(ATLAS_GAMES) --deals $(ATLAS_DEALS) --out $(ATLAS_OUT) --player $(ATLAS_PLAYER)
+	$(PY) -m service.atlas table --games $(ATLAS_GAMES) --out $(ATLAS_OUT) --player $(ATLAS_PLAYER) $(ATLAS_WRITE)
 
 # The table as a plot (docs/atlas-winnability.png), from the shipped table alone, in a venv
 # of its own with matplotlib (requirements-plot.lock).

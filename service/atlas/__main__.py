@@ -1,10 +1,13 @@
 """The atlas's command line (``python -m service.atlas``; README's "Winnability atlas").
 
-    run    solve a game's deals over a range on every core, resumable
+    run    play a game's deals over a range on every core, resumable
     job    one index of a Kubernetes Indexed Job: its block of the range (the index is
            JOB_COMPLETION_INDEX, as Kubernetes sets it)
     merge  one file per game, one line per deal, by deal
     table  the winnability table from the merged files; --write updates the shipped asset
+
+Each takes --player: solver (the default: every card known, the winnability table) or
+hints (a player who follows the service's player-knowledge hints).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from service.engine.core import MAX_DEAL
 from service.engine.registry import game_ids
 
 from . import batch, table
+from .players import Player
 
 INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
 
@@ -67,6 +71,8 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("--deals", type=deal_range, required=True, help="first-last, e.g. 1-100000")
         c.add_argument("--out", type=Path, required=True, help="the results directory")
         c.add_argument("--workers", type=whole_number(0), default=0, help="processes (0: one per core)")
+        c.add_argument("--player", type=Player, choices=list(Player), default=Player.SOLVER,
+                       help="who plays the deals (default: solver)")
         if name == "job":
             c.add_argument("--blocks", type=whole_number(1), required=True,
                            help="the Job's completions: blocks of the range")
@@ -76,6 +82,8 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("--out", type=Path, required=True, help="the results directory")
         c.add_argument("--deals", type=deal_range, default=None,
                        help="only these deals (then the merged files are not rewritten)")
+        c.add_argument("--player", type=Player, choices=list(Player), default=Player.SOLVER,
+                       help="who played the deals (default: solver)")
         if name == "table":
             c.add_argument("--write", action="store_true", help=f"update {table.ASSET.name}")
     return p
@@ -96,24 +104,33 @@ def solve(args: argparse.Namespace) -> int:
             return 0
         print(f"index {index} of {args.blocks}: deals {deals.start}-{deals.stop - 1}", file=sys.stderr)
     for gid in args.games:
-        batch.run(args.out, gid, deals, args.workers)
+        batch.run(args.out, gid, deals, args.workers, args.player)
     return 0
 
 
 def tabulate(args: argparse.Namespace) -> int:
     """``merge`` and ``table``."""
-    rows = {}
+    rows: dict[str, table.Winnability] = {}
+    hint_rows: dict[str, table.HintPlay] = {}
     for gid in args.games:
-        if not batch.block_files(args.out, gid, args.deals):
+        if not batch.block_files(args.out, gid, args.deals, args.player):
             continue
-        lines = batch.merge(args.out, gid, args.deals, write=args.deals is None)
-        if args.command == "table" and lines:
-            rows[gid] = table.tally(gid, lines)
-        where = f"merged into {batch.merged_path(args.out, gid)}" if args.deals is None else "read"
+        lines = batch.merge(args.out, gid, args.deals, write=args.deals is None, player=args.player)
+        where = f"merged into {batch.merged_path(args.out, gid, args.player)}" if args.deals is None else "read"
         print(f"{gid}: {len(lines)} deals {where}", file=sys.stderr)
+        if args.command != "table":
+            continue
+        if args.player is Player.SOLVER:
+            rows[gid] = table.tally(gid, lines)
+        else:
+            solved = batch.merge(args.out, gid, range(lines[0].deal, lines[-1].deal + 1), write=False)
+            hint_rows[gid] = table.tally_hints(gid, lines, solved)
     if args.command == "table":
-        print(table.markdown(rows))
+        print(table.markdown(rows) if args.player is Player.SOLVER else table.markdown_hints(hint_rows))
         if args.write:
+            if args.player is not Player.SOLVER:
+                print("--write: the shipped table is the solver's", file=sys.stderr)
+                return 2
             table.write_asset(rows)
     return 0
 

@@ -1,13 +1,13 @@
-"""The atlas batch: solve a game's deals over a range, one JSON line per deal.
+"""The atlas batch: play a game's deals over a range, one JSON line per deal.
 
-Every deal gets the same budget counted in positions (:data:`ATLAS_LIMITS`), never read
-off the clock, so a deal's line is the same on any machine, under any load, with any
-number of workers: the merge (:func:`merge`) of any set of runs over a range is one file,
-byte for byte.
+Each deal is played by the solver or by the hint player (:mod:`.players`) with budgets
+counted in positions, never read off the clock, so a deal's line is the same on any
+machine, under any load, with any number of workers: the merge (:func:`merge`) of any set
+of runs over a range is one file, byte for byte.
 
-Layout under an output directory ``out``::
+Layout under an output directory ``out`` (the hint player's the same under ``out/hints``)::
 
-    out/<game>/deals-<first>-<last>.jsonl   lines as they are solved, any order
+    out/<game>/deals-<first>-<last>.jsonl   lines as they are decided, any order
     out/<game>.jsonl                        the merge: one line per deal, by deal
 
 A run (:func:`run`) is resumable: it reads the deals the files of its range already hold,
@@ -33,12 +33,9 @@ from pathlib import Path
 from typing import TextIO
 
 from service.engine.registry import get_game
-from service.solver import Limits, Outcome, solve_position
 
-# The budget of every deal: what a /solve with the service's default limits may spend
-# (10 s of budget at the game's reference pace, at most 1,000,000 positions), counted in
-# positions.
-ATLAS_LIMITS = Limits(10.0, 1_000_000)
+from .players import PLAYS, Player
+
 BLOCK = 1000  # the most deals one worker's task holds (one file)
 PROGRESS_EVERY = 0.5  # seconds between progress lines on a terminal
 PROGRESS_EVERY_LOG = 30.0  # seconds between progress lines in a log
@@ -49,9 +46,9 @@ class DealLine:
     """One deal's verdict and the solver's figures difficulty grades read."""
 
     deal: int
-    result: str  # an Outcome's value
-    positions: int  # distinct positions the search visited
-    moves: int  # the solution's length (0 unless solved)
+    result: str  # the solver's: an Outcome's value; the hint player's: a HintStop's
+    positions: int  # distinct positions the search (the hint player's: all its hints') visited
+    moves: int  # the solution's length (0 unless solved); the hint player's: hints followed
     stopped_by: str | None  # a StopReason's value when result is "unknown"
 
     def dumps(self) -> str:
@@ -63,23 +60,24 @@ class DealLine:
         return cls(**json.loads(text))
 
 
-def solve_deal(game_id: str, deal: int, limits: Limits = ATLAS_LIMITS) -> DealLine:
-    """``game_id``'s deal ``deal`` solved within ``limits`` (no wall-clock cap)."""
-    game = get_game(game_id)
-    found = solve_position(game, game.deal_state(deal), limits)
-    moves = len(found.moves) if found.result is Outcome.SOLVED else 0
-    stopped = found.stopped_by.value if found.stopped_by is not None else None
-    return DealLine(deal, found.result.value, found.states, moves, stopped)
+def play_deal(player: Player, game_id: str, deal: int) -> DealLine:
+    """``game_id``'s deal ``deal`` played by ``player`` (:mod:`.players`; no wall-clock cap)."""
+    return DealLine(deal, *PLAYS[player](game_id, deal))
 
 
-def game_dir(out: Path, game_id: str) -> Path:
+def game_dir(out: Path, game_id: str, player: Player = Player.SOLVER) -> Path:
     """Where a run writes the game's lines as they are decided."""
-    return out / game_id
+    return player_dir(out, player) / game_id
 
 
-def merged_path(out: Path, game_id: str) -> Path:
+def merged_path(out: Path, game_id: str, player: Player = Player.SOLVER) -> Path:
     """The game's merged file: one line per deal, by deal."""
-    return out / f"{game_id}.jsonl"
+    return player_dir(out, player) / f"{game_id}.jsonl"
+
+
+def player_dir(out: Path, player: Player) -> Path:
+    """The solver's results at the top of ``out``, the hint player's in ``out/hints``."""
+    return out if player is Player.SOLVER else out / player.value
 
 
 class BadResults(ValueError):
@@ -112,10 +110,10 @@ def read_lines(path: Path, repair: bool = False) -> list[DealLine]:
 FILE_NAME = re.compile(r"deals-(\d+)-(\d+)\.jsonl")
 
 
-def block_files(out: Path, game_id: str, deals: range | None = None) -> list[Path]:
+def block_files(out: Path, game_id: str, deals: range | None = None, player: Player = Player.SOLVER) -> list[Path]:
     """The game's block files (``deals-<first>-<last>.jsonl``), those whose deals meet
     ``deals`` if given: a Job's pods share the folder, and each reads only its own."""
-    folder = game_dir(out, game_id)
+    folder = game_dir(out, game_id, player)
     if not folder.is_dir():
         return []
     found = []
@@ -129,9 +127,9 @@ def block_files(out: Path, game_id: str, deals: range | None = None) -> list[Pat
     return found
 
 
-def done_deals(out: Path, game_id: str, deals: range) -> set[int]:
+def done_deals(out: Path, game_id: str, deals: range, player: Player = Player.SOLVER) -> set[int]:
     """The deals of ``deals`` the game's block files already hold (cut lines repaired)."""
-    return {line.deal for path in block_files(out, game_id, deals) for line in read_lines(path, repair=True)
+    return {line.deal for path in block_files(out, game_id, deals, player) for line in read_lines(path, repair=True)
             if line.deal in deals}
 
 
@@ -153,12 +151,12 @@ def block_size(deals: range, workers: int) -> int:
 
 @dataclass(frozen=True)
 class Task:
-    """One worker's share: ``deals`` of ``game_id``, appended to ``path``."""
+    """One worker's share: ``deals`` of ``game_id`` played by ``player``, appended to ``path``."""
 
+    player: Player
     game_id: str
     deals: tuple[int, ...]
     path: str
-    limits: Limits
 
 
 def run_task(task: Task, tick: Callable[[], None] = lambda: None) -> int:
@@ -170,22 +168,21 @@ def run_task(task: Task, tick: Callable[[], None] = lambda: None) -> int:
         except BlockingIOError:
             raise BadResults(f"{task.path} is being written by another run") from None
         for deal in task.deals:
-            f.write(solve_deal(task.game_id, deal, task.limits).dumps())
+            f.write(play_deal(task.player, task.game_id, deal).dumps())
             f.flush()
             tick()
     return len(task.deals)
 
 
-def plan(out: Path, game_id: str, deals: range, limits: Limits, block: int = BLOCK) -> list[Task]:
-    """The tasks that solve the deals of ``deals`` no file of ``out`` holds yet."""
-    done = done_deals(out, game_id, deals)
-    folder = game_dir(out, game_id)
+def plan(out: Path, player: Player, game_id: str, deals: range, block: int = BLOCK) -> list[Task]:
+    """The tasks that play the deals of ``deals`` no file of ``out`` holds yet."""
+    done = done_deals(out, game_id, deals, player)
+    folder = game_dir(out, game_id, player)
     tasks = []
     for part in blocks(deals, block):
         todo = tuple(d for d in part if d not in done)
         if todo:
-            path = folder / f"deals-{part.start}-{part.stop - 1}.jsonl"
-            tasks.append(Task(game_id, todo, str(path), limits))
+            tasks.append(Task(player, game_id, todo, str(folder / f"deals-{part.start}-{part.stop - 1}.jsonl")))
     return tasks
 
 
@@ -208,18 +205,18 @@ def _run_in_worker(task: Task) -> int:
 
 
 def run(
-    out: Path, game_id: str, deals: range, workers: int = 0, limits: Limits = ATLAS_LIMITS,
+    out: Path, game_id: str, deals: range, workers: int = 0, player: Player = Player.SOLVER,
     progress: TextIO | None = sys.stderr,
 ) -> int:
-    """Solve the deals of ``deals`` not yet in ``out`` on ``workers`` processes (0: one
-    per core this process may run on); the number solved now. Progress goes to ``progress``."""
+    """Play the deals of ``deals`` not yet in ``out`` on ``workers`` processes (0: one per
+    core this process may run on); the number played now. Progress goes to ``progress``."""
     get_game(game_id)  # an unknown game fails here, before any process starts
     workers = workers or len(os.sched_getaffinity(0))
-    tasks = plan(out, game_id, deals, limits, block_size(deals, workers))
+    tasks = plan(out, player, game_id, deals, block_size(deals, workers))
     total = sum(len(t.deals) for t in tasks)
     if not tasks:
         return 0
-    game_dir(out, game_id).mkdir(parents=True, exist_ok=True)
+    game_dir(out, game_id, player).mkdir(parents=True, exist_ok=True)
     bar = Progress(game_id, total, len(deals) - total, progress)
     if workers == 1:
         done = 0
@@ -292,12 +289,14 @@ class ConflictingResults(ValueError):
     """Two files hold different lines for one deal (a different budget, or a bug)."""
 
 
-def merge(out: Path, game_id: str, deals: range | None = None, write: bool = True) -> list[DealLine]:
+def merge(
+    out: Path, game_id: str, deals: range | None = None, write: bool = True, player: Player = Player.SOLVER,
+) -> list[DealLine]:
     """Every line of the game's block files, one per deal, by deal (within ``deals`` if
     given); with ``write``, written to ``out/<game>.jsonl``. Raises
     :class:`ConflictingResults` when two lines of one deal differ."""
     by_deal: dict[int, DealLine] = {}
-    for path in block_files(out, game_id, deals):
+    for path in block_files(out, game_id, deals, player):
         for line in read_lines(path):
             if deals is not None and line.deal not in deals:
                 continue
@@ -306,7 +305,7 @@ def merge(out: Path, game_id: str, deals: range | None = None, write: bool = Tru
                 raise ConflictingResults(f"{game_id} deal {line.deal}: {seen} and {line}")
     lines = [by_deal[d] for d in sorted(by_deal)]
     if write:
-        target = merged_path(out, game_id)
+        target = merged_path(out, game_id, player)
         temporary = target.with_name(target.name + ".tmp")
         temporary.write_text("".join(line.dumps() for line in lines), encoding="utf-8")
         temporary.replace(target)

@@ -26,7 +26,8 @@ from service.solver import Outcome
 from service.solver.plugins import pace_of
 from service.solver.search import budget_of
 
-from .batch import ATLAS_LIMITS, DealLine
+from .batch import DealLine
+from .players import SOLVER_LIMITS, HintStop
 
 ASSET = Path(__file__).with_name("winnability.json")
 CONFIDENCE = 0.95
@@ -72,8 +73,8 @@ class Winnability:
 
 
 def budget_positions(game_id: str) -> int:
-    """The positions :data:`~.batch.ATLAS_LIMITS` buy a search of ``game_id``."""
-    return budget_of(ATLAS_LIMITS, pace_of(get_game(game_id)))[0]
+    """The positions :data:`~.players.SOLVER_LIMITS` buy a search of ``game_id``."""
+    return budget_of(SOLVER_LIMITS, pace_of(get_game(game_id)))[0]
 
 
 class GapInDeals(ValueError):
@@ -139,4 +140,45 @@ def markdown(rows: dict[str, Winnability]) -> str:
     for gid, r in rows.items():
         out.append(f"| {gid} | {r.first_deal}-{r.last_deal} ({r.deals:,}) | {r.won:,} | {r.lost:,} | {r.unknown:,} | "
                    f"{percent(r.low)} to {percent(r.high)} | {100 * r.half_width:.2f} pt | {r.budget_positions:,} |")
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class HintPlay:
+    """How the hint player did on a range of deals, beside the solver on the same deals."""
+
+    first_deal: int
+    last_deal: int
+    deals: int
+    ends: dict[str, int]  # how many games ended each way (HintStop values)
+    low: float  # the 95% interval of the share won by following hints
+    high: float
+    thoughtful: Winnability | None  # the solver on the same deals, where the atlas has them
+
+
+def tally_hints(game_id: str, lines: list[DealLine], solved: list[DealLine]) -> HintPlay:
+    """The hint player's row from its merged lines; ``solved``: the solver's merged lines
+    of the game (those of the same deals are compared)."""
+    if not lines:
+        raise GapInDeals(f"no deal of {game_id} was played by the hint player")
+    first, last, n = lines[0].deal, lines[-1].deal, len(lines)
+    if last - first + 1 != n:
+        raise GapInDeals(f"{game_id}: {n} deals from {first} to {last}, {last - first + 1 - n} missing")
+    ends = {stop.value: 0 for stop in HintStop} | dict(Counter(line.result for line in lines))
+    low, high = outwards(*wilson(ends[HintStop.WON.value], n))
+    same = [line for line in solved if first <= line.deal <= last]
+    return HintPlay(first, last, n, ends, low, high, tally(game_id, same) if len(same) == n else None)
+
+
+def markdown_hints(rows: dict[str, HintPlay]) -> str:
+    """The hint player's table in Markdown, beside the solver's share on the same deals."""
+    out = ["| game | deals | won by following hints, 95% interval | stuck / loop / cap | won by the solver (every card known) |",
+           "|---|---:|---|---|---|"]
+    for gid, r in rows.items():
+        e = r.ends
+        won = e[HintStop.WON.value]
+        solver = (f"{r.thoughtful.won:,} ({percent(r.thoughtful.low)} to {percent(r.thoughtful.high)})"
+                  if r.thoughtful else "not in the atlas")
+        out.append(f"| {gid} | {r.first_deal}-{r.last_deal} ({r.deals:,}) | {won:,}: {percent(r.low)} to {percent(r.high)} | "
+                   f"{e[HintStop.STUCK.value]} / {e[HintStop.LOOP.value]} / {e[HintStop.CAP.value]} | {solver} |")
     return "\n".join(out)

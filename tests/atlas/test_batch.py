@@ -14,10 +14,13 @@ from typing import Any
 
 import pytest
 
-from service.atlas import batch, table
+from service.atlas import batch, players, table
 from service.atlas.__main__ import main
+from service.atlas.players import HintStop, Player
 from service.engine.registry import game_ids, get_game
-from service.solver import Limits, Outcome, solve_position
+from service.settings import read_settings
+from service.solver import Outcome, player_hint, solve_position
+from service.solver.autoplay import run_autoplay
 
 GAME = "boomerang"  # tens of ms a deal: a kill lands in the middle of a run
 DEALS = range(1, 41)
@@ -49,8 +52,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 def test_a_deals_line_is_the_solvers_answer_within_the_atlas_budget() -> None:
     game = get_game(GAME)
-    found = solve_position(game, game.deal_state(7), batch.ATLAS_LIMITS)
-    line = batch.solve_deal(GAME, 7)
+    found = solve_position(game, game.deal_state(7), players.SOLVER_LIMITS)
+    line = batch.play_deal(Player.SOLVER, GAME, 7)
     assert (line.deal, line.result, line.positions) == (7, found.result.value, found.states)
     assert line.moves == (len(found.moves) if found.result is Outcome.SOLVED else 0)
     assert batch.DealLine.loads(line.dumps()) == line
@@ -120,15 +123,6 @@ def test_two_lines_of_one_deal_that_differ_stop_the_merge(tmp_path: Path) -> Non
     (folder / "deals-3-3.jsonl").write_text(batch.DealLine(3, "unknown", 10, 0, "time").dumps())
     with pytest.raises(batch.ConflictingResults, match="deal 3"):
         batch.merge(tmp_path, GAME)
-
-
-def test_a_different_budget_is_a_conflict_not_a_silent_mix(tmp_path: Path) -> None:
-    batch.run(tmp_path / "big", GAME, range(1, 6), workers=1, progress=None)
-    batch.run(tmp_path / "small", GAME, range(1, 6), workers=1, limits=Limits(0.001, 1_000_000), progress=None)
-    small = b"".join(path.read_bytes() for path in batch.block_files(tmp_path / "small", GAME))
-    (tmp_path / "big" / GAME / "deals-1-5.jsonl").write_bytes(small)
-    with pytest.raises(batch.ConflictingResults):
-        batch.merge(tmp_path / "big", GAME)
 
 
 @pytest.mark.parametrize("args", [
@@ -249,3 +243,47 @@ def test_the_winnability_of_an_unknown_game_is_a_404_problem(client: Any) -> Non
     answer = client.get("/v1/games/klondike/winnability")
     assert answer.status_code == 404 and answer.mimetype == "application/problem+json"
     assert answer.get_json()["code"] == "unknown-game"
+
+
+# --- the hint player ---------------------------------------------------------------------------
+
+
+def test_the_atlas_budgets_are_a_default_servers() -> None:
+    solver = read_settings({}).solver
+    assert players.SOLVER_LIMITS.max_seconds == solver.max_seconds
+    assert players.SOLVER_LIMITS.max_states == players.HINT_LIMITS.max_states == solver.max_states
+    assert players.HINT_LIMITS.max_seconds == solver.hint_seconds and solver.samples == players.HINT_SAMPLES
+
+
+@pytest.mark.parametrize(("gid", "deal"), [("abandon-hope", 1), ("small-billee", 1), ("penguin", 2)])
+def test_the_hint_player_plays_each_hint_and_says_how_the_game_ended(gid: str, deal: int) -> None:
+    game = get_game(gid)
+    result, positions, followed, _ = players.follow_hints(gid, deal)
+    state, seen, spent = run_autoplay(game, game.deal_state(deal))[0], [], 0
+    for _ in range(followed):
+        seen.append(state)
+        given = player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True)
+        assert given.move is not None
+        spent += given.search.states
+        state = run_autoplay(game, game.apply(state, given.move))[0]
+    assert spent == positions
+    if result == HintStop.WON:
+        assert game.is_won(state)
+    elif result == HintStop.LOOP:
+        assert state in seen
+    else:
+        assert result == HintStop.STUCK and not game.legal_moves(state)
+
+
+def test_the_hint_players_lines_go_to_their_own_folder_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deals = range(1, 5)
+    batch.run(tmp_path, "abandon-hope", deals, workers=1, player=Player.HINTS, progress=None)
+    batch.run(tmp_path, "abandon-hope", deals, workers=1, progress=None)
+    assert len(batch.block_files(tmp_path, "abandon-hope", player=Player.HINTS)) > 0
+    assert main(["table", "--player", "hints", "--games", "abandon-hope", "--out", str(tmp_path)]) == 0
+    lines = batch.read_lines(batch.merged_path(tmp_path, "abandon-hope", Player.HINTS))
+    assert [line.deal for line in lines] == list(deals)
+    row = table.tally_hints("abandon-hope", lines, batch.merge(tmp_path, "abandon-hope", write=False))
+    assert sum(row.ends.values()) == 4 and row.thoughtful is not None and row.thoughtful.deals == 4
+    assert "| abandon-hope | 1-4 (4) |" in capsys.readouterr().out
+    assert main(["table", "--player", "hints", "--games", "abandon-hope", "--out", str(tmp_path), "--write"]) == 2

@@ -1,0 +1,73 @@
+"""Who plays the atlas's deals: the solver, seeing every card (the "thoughtful" odds), or a
+player who sees only what a player sees and follows the service's player-knowledge hints.
+
+The hint player asks for a hint (:func:`~service.solver.player_hint`, as ``POST /hint``
+with ``"knowledge": "player"`` and ``"autoplay": "safe"`` answers it with the default
+budget), plays its move, lets safe autoplay run, and asks again, until the game is won, no
+hint is left (``stuck``), a position comes back (``loop``: following the hints would go
+round for ever) or :data:`MAX_HINTS` hints were followed (``cap``). Its hints are decided by
+positions, never by the clock, so a deal's line is the same on any machine.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from service.engine.registry import get_game
+from service.solver import Limits, Outcome, player_hint, solve_position
+from service.solver.autoplay import run_autoplay
+
+# The budgets are the atlas's own, fixed so that its lines stay comparable; they equal a
+# default server's today (tests/atlas checks): a /solve's 10 s and 1,000,000 positions, a
+# /hint's 1 s with 8 samples of the hidden cards.
+SOLVER_LIMITS = Limits(10.0, 1_000_000)
+HINT_LIMITS = Limits(1.0, 1_000_000)
+HINT_SAMPLES = 8
+MAX_HINTS = 2_000  # far more moves than any won game of these takes
+
+
+class Player(StrEnum):
+    """Who plays the deals (the command line's ``--player``)."""
+
+    SOLVER = "solver"  # the solver, every card known
+    HINTS = "hints"  # a player who follows the player-knowledge hints
+
+
+class HintStop(StrEnum):
+    """How a hint player's game ended (a line's ``result``)."""
+
+    WON = "won"
+    STUCK = "stuck"  # no hint: no legal move left
+    LOOP = "loop"  # a position came back
+    CAP = "cap"  # MAX_HINTS hints followed
+
+
+def solve(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
+    """The solver's verdict on the deal: (result, positions, solution length, stopped by)."""
+    game = get_game(game_id)
+    found = solve_position(game, game.deal_state(deal), SOLVER_LIMITS)
+    moves = len(found.moves) if found.result is Outcome.SOLVED else 0
+    return found.result.value, found.states, moves, found.stopped_by.value if found.stopped_by else None
+
+
+def follow_hints(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
+    """The hint player's game: (how it ended, positions its hints searched, hints followed, None)."""
+    game = get_game(game_id)
+    state = run_autoplay(game, game.deal_state(deal))[0]
+    seen = {state}
+    positions = 0
+    for followed in range(MAX_HINTS):
+        if game.is_won(state):
+            return HintStop.WON.value, positions, followed, None
+        given = player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True)
+        positions += given.search.states
+        if given.move is None:
+            return HintStop.STUCK.value, positions, followed, None
+        state = run_autoplay(game, game.apply(state, given.move))[0]
+        if state in seen:
+            return HintStop.LOOP.value, positions, followed + 1, None
+        seen.add(state)
+    return (HintStop.WON if game.is_won(state) else HintStop.CAP).value, positions, MAX_HINTS, None
+
+
+PLAYS = {Player.SOLVER: solve, Player.HINTS: follow_hints}
