@@ -1,8 +1,8 @@
 """The atlas's command line (``python -m service.atlas``; README's "Winnability atlas").
 
     run    play a game's deals over a range on every core, resumable
-    job    one index of a Kubernetes Indexed Job: its block of the range (the index is
-           JOB_COMPLETION_INDEX, as Kubernetes sets it)
+    job    one index of a Kubernetes Indexed Job: its block of the range (--index, which
+           deploy/k8s/atlas-job.yaml passes from the pod's completion index)
     merge  one file per game, one line per deal, by deal
     table  the winnability table from the merged files; --write updates the shipped asset
 
@@ -13,7 +13,6 @@ hints (a player who follows the service's player-knowledge hints).
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 from collections.abc import Callable
@@ -24,8 +23,6 @@ from service.engine.registry import game_ids
 
 from . import batch, table
 from .players import Player
-
-INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
 
 
 def deal_range(text: str) -> range:
@@ -76,6 +73,8 @@ def parser() -> argparse.ArgumentParser:
         if name == "job":
             c.add_argument("--blocks", type=whole_number(1), required=True,
                            help="the Job's completions: blocks of the range")
+            c.add_argument("--index", type=whole_number(0), required=True,
+                           help="the pod's completion index: which block, 0 to blocks - 1")
     for name in ("merge", "table"):
         c = sub.add_parser(name)
         c.add_argument("--games", type=games, default=game_ids(), help="comma-separated game ids, or all")
@@ -93,12 +92,12 @@ def solve(args: argparse.Namespace) -> int:
     """``run`` and ``job``."""
     deals = args.deals
     if args.command == "job":
-        index = os.environ.get(INDEX_VARIABLE, "")
-        if not index.isdigit() or int(index) >= args.blocks:
-            print(f"{INDEX_VARIABLE} must be the Job's index, 0 to {args.blocks - 1} (it is {index!r})",
+        index = args.index
+        if index >= args.blocks:
+            print(f"--index must be the Job's completion index, 0 to {args.blocks - 1} (it is {index})",
                   file=sys.stderr)
             return 2
-        deals = batch.job_block(deals, args.blocks, int(index))
+        deals = batch.job_block(deals, args.blocks, index)
         if not deals:
             print(f"index {index} of {args.blocks}: no deal (the range has fewer deals than blocks)", file=sys.stderr)
             return 0

@@ -26,9 +26,9 @@ GAME = "boomerang"  # tens of ms a deal: a kill lands in the middle of a run
 DEALS = range(1, 41)
 
 
-def atlas(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def atlas(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "service.atlas", *args], start_new_session=True,
-                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def finished(process: subprocess.Popen[bytes]) -> str:
@@ -92,7 +92,7 @@ def test_the_job_entrypoint_runs_its_index_block_and_the_indexes_merge_to_the_wh
     deals = f"{DEALS.start}-{DEALS.stop - 1}"
     for index in (0, 1, 2):
         job = atlas("job", "--games", GAME, "--deals", deals, "--blocks", "3", "--out", str(tmp_path),
-                    "--workers", "1", env={"JOB_COMPLETION_INDEX": str(index)})
+                    "--workers", "1", "--index", str(index))
         finished(job)
         block = batch.job_block(DEALS, 3, index)
         assert batch.done_deals(tmp_path, GAME, DEALS) == set(DEALS[: block.stop - DEALS.start])
@@ -101,10 +101,9 @@ def test_the_job_entrypoint_runs_its_index_block_and_the_indexes_merge_to_the_wh
 
 
 def test_the_job_entrypoint_refuses_to_run_without_its_index(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "JOB_COMPLETION_INDEX"}
     job = subprocess.run([sys.executable, "-m", "service.atlas", "job", "--games", GAME, "--deals", "1-10",
-                          "--blocks", "2", "--out", str(tmp_path)], env=env, capture_output=True, timeout=60)
-    assert job.returncode == 2 and b"JOB_COMPLETION_INDEX" in job.stderr
+                          "--blocks", "2", "--out", str(tmp_path)], capture_output=True, timeout=60)
+    assert job.returncode == 2 and b"--index" in job.stderr
     assert not (tmp_path / GAME).exists()
 
 
@@ -139,10 +138,8 @@ def test_the_command_line_refuses_bad_arguments_with_status_2(args: list[str], c
     assert "error:" in capsys.readouterr().err
 
 
-def test_a_job_index_outside_its_blocks_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("JOB_COMPLETION_INDEX", "3")
-    assert main(["job", "--games", GAME, "--deals", "1-10", "--out", str(tmp_path), "--blocks", "3"]) == 2
+def test_a_job_index_outside_its_blocks_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["job", "--games", GAME, "--deals", "1-10", "--out", str(tmp_path), "--blocks", "3", "--index", "3"]) == 2
     assert "0 to 2" in capsys.readouterr().err
 
 

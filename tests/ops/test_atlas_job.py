@@ -1,5 +1,5 @@
 """deploy/k8s/atlas-job.yaml runs what it says: its containers' commands, as Kubernetes
-would expand them (``$(VAR)`` from the container's env, ``JOB_COMPLETION_INDEX`` per pod),
+would expand them (``$(VAR)`` from the container's env; ATLAS_INDEX, the completion index, per pod),
 run here for each index of a small range, and the merge Job's command merges them into what
 one run gives. No cluster here: tests/ops/test_deploy_files.py checks the manifest against
 the API's schemas."""
@@ -65,6 +65,10 @@ def test_the_solve_jobs_blocks_are_its_completions_and_the_image_is_the_services
     # the workers follow the CPU limit, not the node's CPUs a container sees
     workers = next(e for e in container["env"] if e["name"] == "ATLAS_WORKERS")
     assert workers["valueFrom"]["resourceFieldRef"]["resource"] == "limits.cpu"
+    # each pod's block is its completion index, which the Job controller writes on the pod
+    index = next(e for e in container["env"] if e["name"] == "ATLAS_INDEX")
+    assert index["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    assert "$(ATLAS_INDEX)" in container["args"]
 
 
 def test_the_manifests_commands_solve_each_index_and_merge_to_one_runs_result(tmp_path: Path) -> None:
@@ -75,7 +79,7 @@ def test_the_manifests_commands_solve_each_index_and_merge_to_one_runs_result(tm
              "ATLAS_WORKERS": "1"}
     volume = tmp_path / "volume"
     for index in range(3):
-        run(command(solve, small, volume), {"JOB_COMPLETION_INDEX": str(index)})
+        run(command(solve, small | {"ATLAS_INDEX": str(index)}, volume), {})
     run(command(merge, {"ATLAS_GAMES": GAME}, volume), {})
     batch.run(tmp_path / "alone", GAME, DEALS, workers=1, progress=None)
     batch.merge(tmp_path / "alone", GAME)
