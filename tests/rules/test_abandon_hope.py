@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from service.engine.abandon_hope import GAME, deal_layout
 from service.engine.cards import CLUBS, parse_card, suit_of
 from service.engine.core import DEAL, REDEAL, Action, EventKind, Move, State, Status
-from service.engine.reshuffle import reshuffle
+from service.engine.reshuffle import reshuffle, reshuffle_seed
 from service.engine.shuffle import pysol_shuffle
 
 game = GAME()
@@ -131,7 +131,7 @@ def test_abandon_hope_redeal_gathers_tableau_and_stock_and_reshuffles() -> None:
     new, events = game.play(s, REDEAL)
     gathered = [c for i in range(24) for c in s.piles[T0 + i]] + list(s.piles[STOCK])
     assert len(gathered) == 51
-    talon = pysol_shuffle(sorted(gathered), 5 * 10 + 1)
+    talon = pysol_shuffle(sorted(gathered), reshuffle_seed(gathered, 5, 1))  # piles 0-23 then stock
     assert talon == reshuffle(gathered, 5, 1)
     order = talon[::-1]
     for i in range(24):

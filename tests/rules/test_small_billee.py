@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from service.engine.cards import ACE, make_card, parse_card, rank_of
 from service.engine.core import DEAL, REDEAL, Action, EventKind, Move, State, Status
-from service.engine.reshuffle import reshuffle
+from service.engine.reshuffle import reshuffle, reshuffle_seed
 from service.engine.shuffle import pysol_shuffle
 from service.engine.small_billee import GAME, deal_fans
 
@@ -173,7 +173,7 @@ def test_small_billee_redeal_reshuffles_the_fans_and_deals_them_again() -> None:
     s = game.apply(s, mv(C0, F0)) if mv(C0, F0) in game.legal_moves(s) else s
     new, events = game.play(s, REDEAL)
     gathered = [c for k in range(12) for c in s.piles[N0 + k]]
-    expected = pysol_shuffle(sorted(gathered), 3 * 10 + 1)
+    expected = pysol_shuffle(sorted(gathered), reshuffle_seed(gathered, 3, 1))  # fans 0-11, bottom to top
     assert expected == reshuffle(gathered, 3, 1)
     assert [new.piles[N0 + k] for k in range(12)] == [tuple(f) for f in deal_fans(list(expected))]
     assert new.piles[: N0] == s.piles[: N0]  # cells and foundations untouched

@@ -1,9 +1,8 @@
-"""Strategy of Abandon Hope: an exact search over (redeals used, Clubs still in play).
+"""Strategy of Abandon Hope: an exact search over phases (redeals used, cards gathered).
 
 The game's only choices are which available Clubs to discard before each redeal, and
 the search looks at nothing else. It is exhaustive, with no heuristic pruning: each
-deal is decided (solved or proved unsolvable) once at most 3 x 8192 phase nodes are
-visited.
+deal is decided (solved or proved unsolvable) unless the position budget runs out.
 
 Why it is exact (each step follows from the rules text in
 :mod:`service.engine.abandon_hope`):
@@ -14,17 +13,19 @@ Why it is exact (each step follows from the rules text in
   unions of one top run prefix per pile (0, 1 or 2 cards of the pile's run of Clubs
   from its top), in any order; and the phase wins iff it can discard as many Clubs as
   the waste still lacks (discarding never blocks another discard).
-- **After a redeal only the cards left matter.** A redeal gathers and sorts the
-  tableau and stock cards, then shuffles them with a seed that depends only on the
-  deal number and the redeal count: the layout is a function of (deal, redeals used,
-  set of cards left). The non-Clubs never leave, so a phase start is the node
-  ``(redeals used, bit mask of the Clubs left)`` and equal nodes have the same future:
-  a failed node need never be searched again (the visited set).
-- **Fast layouts.** Fisher-Yates moves positions, whatever the cards are, so the
-  shuffle of ``n`` sorted cards is one permutation of ``range(n)`` per (redeal, n),
-  computed once with the engine's own shuffle. Clubs sort first, so the ``i``-th Club
-  left (by rank) is sorted card ``i``; the permutation says which pile and which layer
-  it lands in, and which card covers it.
+- **After a redeal only the cards gathered matter, in their order.** A redeal gathers
+  the tableau piles 0-23 then the stock, each bottom to top, and reshuffles them with a
+  seed that hashes the deal seed, the redeal count and those cards in that order
+  (:func:`~service.engine.reshuffle.reshuffle_seed`, docs/rules.md "Determinism"). The
+  gathered sequence is the phase's piles with the discarded Clubs taken out, so a phase
+  start is the node ``(redeals used, gathered sequence)`` and equal nodes have the same
+  future: a failed node need never be searched again (the visited set). The redeal
+  count and the Clubs left are not enough: two lines that leave the same Clubs but
+  discard them in different phases gather different sequences, and so get unrelated
+  reshuffles; every discard set is a fresh draw of the next layout.
+- **Layouts from the engine.** Each node's layout is the engine's own
+  (:func:`~service.engine.reshuffle.reshuffle` then
+  :func:`~service.engine.abandon_hope.deal_layout`), computed once per node.
 
 Every solution is rebuilt by replaying the chosen discard sets through the engine and
 verified again by :func:`~service.solver.answers.solve_position`. A position whose
@@ -35,11 +36,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from service.engine.abandon_hope import MAX_REDEALS
+from service.engine.abandon_hope import MAX_REDEALS, deal_layout
 from service.engine.cards import CLUBS, KING, Card, rank_of, suit_of
 from service.engine.core import REDEAL, Action, Game, Move, State
-from service.engine.reshuffle import reshuffle_seed
-from service.engine.shuffle import pysol_shuffle
+from service.engine.reshuffle import reshuffle
 
 from ..search import (
     Limits,
@@ -54,11 +54,8 @@ from ..search import (
 )
 
 CLUBS_IN_DECK = KING  # one Club of each rank
-TOP, BOTTOM, IN_STOCK = 0, 1, 2
-# Where sorted card i lands after one reshuffle of n cards: (pile, layer) per card, and
-# per pile the sorted index of its top and bottom cards (NONE: no such card).
-NONE = 99
-Layout = tuple[tuple[tuple[int, int], ...], tuple[int, ...], tuple[int, ...]]
+# A phase's piles: the tableau piles, then the stock, each bottom to top (gathered order).
+Phase = tuple[tuple[Card, ...], ...]
 # A phase's discard options: per pile holding available Clubs, the masks it can give
 # (its top Club, then its top two, ...), each including the one before.
 Options = list[tuple[int, ...]]
@@ -88,68 +85,32 @@ class AbandonHopeStrategy(Strategy):
         super().__init__(game, root)
         self.tableau = game.group_range("tableau")
         self.waste = game.group_start["waste"]
-        # the piles a redeal gathers: the tableau, then the stock
+        # the piles a redeal gathers, in its order: the tableau, then the stock
         self.in_play = (*self.tableau, game.group_start["stock"])
-        self.layouts: dict[tuple[int, int], Layout] = {}
-        self.others = 0  # non-Clubs in the tableau and stock (they never leave)
 
     def key(self, state: State) -> Hashable:
         """Generic key, used only by the fallback search (identical positions)."""
         return (state.piles, state.counters)
 
-    # --- layouts ---------------------------------------------------------------------
-    def layout(self, n_redeal: int, n: int) -> Layout:
-        """Where each sorted card lands when ``n`` cards are redealt by redeal ``n_redeal``:
-        the engine's deal (:func:`~service.engine.abandon_hope.deal_layout`: from the end
-        of the shuffled list, one card to each tableau pile in turn, then a second one)."""
-        got = self.layouts.get((n_redeal, n))
-        if got is not None:
-            return got
-        piles = len(self.tableau)
-        perm = pysol_shuffle(range(n), reshuffle_seed(self.root.deal, n_redeal))
-        where = [(0, IN_STOCK)] * n
-        top = [NONE] * piles
-        bottom = [NONE] * piles
-        for j, i in enumerate(perm):
-            e = n - 1 - j  # dealing order: the list's last card is dealt first
-            if e < piles:
-                where[i] = (e, BOTTOM)
-                bottom[e] = i
-            elif e < 2 * piles:
-                where[i] = (e - piles, TOP)
-                top[e - piles] = i
-        got = (tuple(where), tuple(top), tuple(bottom))
-        self.layouts[(n_redeal, n)] = got
-        return got
+    # --- phases ------------------------------------------------------------------------
+    @staticmethod
+    def gathered(phase: Phase, discarded: int) -> bytes:
+        """The cards a redeal gathers after the phase ``phase`` discards the Clubs of the
+        mask ``discarded`` (they leave from the tops, so the rest keep their order)."""
+        return bytes(c for p in phase for c in p if not (is_club(c) and club_bit(c) & discarded))
 
-    def groups_after_redeal(self, n_redeal: int, left: int) -> Options:
-        """The phase's discard options after redeal ``n_redeal`` with the Clubs ``left``:
-        per pile holding an available Club, the masks it can give (top, then top and
-        bottom)."""
-        bits = [1 << b for b in range(CLUBS_IN_DECK) if left >> b & 1]
-        k = len(bits)
-        where, top, bottom = self.layout(n_redeal, k + self.others)
-        groups: Options = []
-        for i in range(k):
-            pile, layer = where[i]
-            if layer == TOP:
-                b = bottom[pile]
-                if b < k:
-                    groups.append((bits[i], bits[i] | bits[b]))
-                else:
-                    groups.append((bits[i],))
-            elif layer == BOTTOM and top[pile] == NONE:
-                groups.append((bits[i],))
-        return groups
+    def redeal(self, gathered: bytes, n_redeal: int) -> Phase:
+        """The phase's piles after redeal ``n_redeal`` of ``gathered``: the engine's."""
+        return deal_layout(reshuffle(gathered, self.root.deal, n_redeal))
 
-    def groups_now(self, state: State) -> Options:
-        """The discard options of ``state``'s own piles: per tableau pile, its run of
-        Clubs from the top, one more card at a time."""
+    def groups(self, phase: Phase) -> Options:
+        """The discard options of a phase's tableau piles: per pile, its run of Clubs from
+        the top, one more card at a time."""
         groups: Options = []
-        for t in self.tableau:
+        for pile in phase[: len(self.tableau)]:
             opts: list[int] = []
             m = 0
-            for c in reversed(state.piles[t]):
+            for c in reversed(pile):
                 if not is_club(c):
                     break
                 m |= club_bit(c)
@@ -177,9 +138,8 @@ class AbandonHopeStrategy(Strategy):
             left |= club_bit(c)
         if left.bit_count() != len(clubs) or any(rank_of(c) == 0 for c in clubs):
             return depth_first(self, limits, first, root, started)  # not a valid position
-        self.others = sum(len(piles[i]) for i in self.in_play) - len(clubs)
         phases = _PhaseSearch(self, limits, left, CLUBS_IN_DECK - len(piles[self.waste]))
-        won = phases.search(root.counters[0], left, self.groups_now(root))
+        won = phases.search(root.counters[0], left, tuple(piles[i] for i in self.in_play))
         states = len(phases.visited) + 1
         if won:
             return SolveResult.solved([Move(*m) for m in first] + self.replay(root, phases.path), states, started)
@@ -211,9 +171,10 @@ class AbandonHopeStrategy(Strategy):
 
 
 class _PhaseSearch:
-    """One exhaustive depth-first search over phase nodes ``(redeals used, Clubs left)``
-    from a root whose Clubs in play are ``left0`` and which still lacks ``need0``
-    discards: :attr:`path` is the winning discard sets, :attr:`stopped` why it gave up."""
+    """One exhaustive depth-first search over phase nodes ``(redeals used, gathered
+    sequence)`` from a root whose Clubs in play are ``left0`` and which still lacks
+    ``need0`` discards: :attr:`path` is the winning discard sets, :attr:`stopped` why it
+    gave up."""
 
     def __init__(self, strategy: AbandonHopeStrategy, limits: Limits, left0: int, need0: int) -> None:
         self.strategy = strategy
@@ -221,21 +182,23 @@ class _PhaseSearch:
         self.max_states = max(1, limits.max_states)
         self.left0 = left0
         self.need0 = need0
-        self.visited: set[int] = set()
+        self.visited: set[tuple[int, bytes]] = set()
         self.path: list[int] = []  # discard set of each phase searched so far
         self.stopped: StopReason | None = None
 
-    def search(self, redeals: int, left: int, groups: Options) -> bool:
-        """Can the phase after ``redeals`` redeals, with these options, still win?"""
+    def search(self, redeals: int, left: int, phase: Phase) -> bool:
+        """Can the phase ``phase`` after ``redeals`` redeals, with the Clubs ``left`` in
+        play, still win?"""
+        strategy, visited = self.strategy, self.visited
+        groups = strategy.groups(phase)
         need = self.need0 - (self.left0 ^ left).bit_count()
         if options_free(groups) >= need:
             return True
         if redeals >= MAX_REDEALS:
             return False
-        strategy, visited = self.strategy, self.visited
         for d in strategy.family(groups):
-            child = left & ~d
-            node = (redeals + 1) << CLUBS_IN_DECK | child
+            gathered = strategy.gathered(phase, d)
+            node = (redeals + 1, gathered)
             if node in visited:
                 continue
             visited.add(node)
@@ -244,7 +207,7 @@ class _PhaseSearch:
                 return False
             check_clock(self.deadline)  # each node lists up to 2^13 discard sets
             self.path.append(d)
-            if self.search(redeals + 1, child, strategy.groups_after_redeal(redeals + 1, child)):
+            if self.search(redeals + 1, left & ~d, strategy.redeal(gathered, redeals + 1)):
                 return True
             self.path.pop()
             if self.stopped is not None:

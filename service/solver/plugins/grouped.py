@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from service.engine.core import Game, State
+from service.engine.small_billee import MAX_REDEALS as SMALL_BILLEE_REDEALS
 
 from ..search import GROUP_SEP, Strategy, pack_counters, pack_piles
 
@@ -28,13 +29,23 @@ class KeySpec:
 
     sorted_groups: tuple[str, ...]  # groups whose piles are interchangeable
     why: str = ""
+    # groups that a reshuffling redeal gathers pile by pile (its order seeds the reshuffle,
+    # docs/rules.md "Determinism"): sorted only once no redeal is left, i.e. once the
+    # counter at ``redeal_counter`` has reached ``max_redeals``
+    gathered_groups: tuple[str, ...] = ()
+    redeal_counter: int = 0
+    max_redeals: int = 0
 
 
 GROUPED: dict[str, KeySpec] = {
     "small-billee": KeySpec(
         ("foundation", "cell", "fan"),
-        why="cells are interchangeable; fans never take a card and a redeal gathers them in "
-        "sorted order, so which fan holds a stack does not matter; a foundation holds one suit",
+        why="cells are interchangeable; a foundation holds one suit; fans never take a card, "
+        "but a redeal gathers them fan by fan and that order seeds its reshuffle, so which fan "
+        "holds a stack matters only while a redeal is left",
+        gathered_groups=("fan",),
+        redeal_counter=0,
+        max_redeals=SMALL_BILLEE_REDEALS,
     ),
 }
 
@@ -46,13 +57,21 @@ class GroupedStrategy(Strategy):
 
     def __init__(self, game: Game, root: State, spec: KeySpec) -> None:
         super().__init__(game, root)
-        self.layout = [(g.name in spec.sorted_groups, game.group_range(g.name)) for g in game.groups]
+        self.spec = spec
+        self.layout = [
+            (g.name in spec.sorted_groups, g.name in spec.gathered_groups, game.group_range(g.name))
+            for g in game.groups
+        ]
 
     def key(self, state: State) -> Hashable:
-        """The piles group by group, those of an interchangeable group sorted."""
+        """The piles group by group, those of an interchangeable group sorted (a group a
+        redeal gathers only once no redeal is left: until then its order is the next
+        reshuffle's)."""
         p = state.piles
+        spec = self.spec
+        no_redeal_left = state.counters[spec.redeal_counter] >= spec.max_redeals if spec.gathered_groups else True
         parts: list[bytes] = []
-        for sort, r in self.layout:
+        for sort, gathered, r in self.layout:
             piles = p[r.start : r.stop]
-            parts.append(pack_piles(sorted(piles) if sort else piles))
+            parts.append(pack_piles(sorted(piles) if sort and (no_redeal_left or not gathered) else piles))
         return pack_counters(GROUP_SEP.join(parts), state.counters)
