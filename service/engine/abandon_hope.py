@@ -6,9 +6,10 @@ waste 25. One counter, ``redeals_used`` (0-3).
 The deal (docs/rules.md, a game PySolFC lacks): the deck is shuffled with PySolFC's
 generator for the deal number and dealt from the end of the list, one card to each
 pile 0-23, then a second card to each, the 4 cards left over forming the stock (in list
-order, its last card on top). A redeal sorts every card of the tableau and the stock
-and shuffles them with :func:`~service.engine.reshuffle.reshuffle` (seed ``deal * 10 +
-n``), then deals them the same way.
+order, its last card on top). A redeal gathers every card of the tableau (pile 0 to 23,
+each bottom to top) and the stock and shuffles them with
+:func:`~service.engine.reshuffle.reshuffle` (its seed hashes the deal seed, ``n`` and
+the gathered cards in that order), then deals them the same way.
 """
 
 from __future__ import annotations
@@ -80,14 +81,19 @@ moves: nothing builds, empty piles stay empty, and the player never deals from t
 stock; its cards come back into play only through a redeal.
 
 Redeal (up to 3, at any time before the game is won). All cards left in the tableau
-and the stock are gathered, sorted by suit (C, D, H, S) then rank, and shuffled
-exactly as PySolFC shuffles the deck for deal number (deal number x 10 + n) mod 10^20,
-the sorted cards standing in for the deck, where n is 1 for the first redeal, 2 for
-the second and 3 for the third; then they are dealt again exactly as at the start,
-from the end of the shuffled list: one card to each pile, a second card to each pile,
-as far as the cards go, and any cards left over (only when more than 48 were gathered)
-form the stock. The waste is untouched. The same deal and the same moves therefore
-always give the same redeals.
+and the stock are gathered in this order: tableau pile 0 to pile 23, each from its
+bottom card to its top card, then the stock from its bottom card to its top card.
+Their shuffle's number is drawn from the deal's seed, n and the gathered cards in that
+order (docs/rules.md "Determinism"), where n is 1 for the first redeal, 2 for the
+second and 3 for the third; the cards are sorted by suit (C, D, H, S) then rank and
+shuffled exactly as PySolFC shuffles the deck for that number, the sorted cards
+standing in for the deck; then they are dealt again exactly as at the start, from the
+end of the shuffled list: one card to each pile, a second card to each pile, as far
+as the cards go, and any cards left over (only when more than 48 were gathered) form
+the stock. The waste is untouched. The same deal and the same moves therefore always
+give the same redeals, and a line that gathers other cards (another Club discarded)
+gets an unrelated one: what a redeal showed and was taken back tells nothing about
+another.
 
 Won when all 13 Clubs are in the waste. Lost when no Club is available and no redeal
 is left.

@@ -7,9 +7,10 @@ The deal (docs/rules.md, a game PySolFC lacks): the deck is shuffled with PySolF
 generator for the deal number, the four Aces are taken out (foundation ``i`` gets the
 Ace of suit ``i``: C, D, H, S), and the other 48 cards, in their shuffled order, are
 dealt from the end of the list: one to each cell 0-5, then row by row to the fans,
-left to right, up to 4 cards a fan (fans 0-5 get 4, fans 6-11 get 3). A redeal sorts
-the fans' cards and shuffles them with :func:`~service.engine.reshuffle.reshuffle`
-(seed ``deal * 10 + n``), then deals them the same way.
+left to right, up to 4 cards a fan (fans 0-5 get 4, fans 6-11 get 3). A redeal gathers
+the fans' cards (fan 0 to 11, each bottom to top) and shuffles them with
+:func:`~service.engine.reshuffle.reshuffle` (its seed hashes the deal seed, ``n`` and the
+gathered cards in that order), then deals them the same way.
 """
 
 from __future__ import annotations
@@ -93,13 +94,17 @@ never give a card back to the fans (the fans allow no building), and a card neve
 moves from one cell to another.
 
 Redeal (up to 3, and only while some fan still holds a card). All cards left in the
-fans are gathered, sorted by suit (C, D, H, S) then rank, and shuffled exactly as
-PySolFC shuffles the deck for deal number (deal number x 10 + n) mod 10^20, the sorted
-cards standing in for the deck, where n is 1 for the first redeal, 2 for the second
-and 3 for the third; then they are dealt to the fans exactly as at the start, from the
-end of the shuffled list, row by row, left to right, up to 4 a fan, as far as the
+fans are gathered in this order: fan 0 to fan 11, each fan from its bottom card to its
+top card. Their shuffle's number is drawn from the deal's seed, n and the gathered
+cards in that order (docs/rules.md "Determinism"), where n is 1 for the first redeal, 2
+for the second and 3 for the third; the cards are sorted by suit (C, D, H, S) then rank
+and shuffled exactly as PySolFC shuffles the deck for that number, the sorted cards
+standing in for the deck; then they are dealt to the fans exactly as at the start, from
+the end of the shuffled list, row by row, left to right, up to 4 a fan, as far as the
 cards go (the last fans may get fewer cards or none). Cells and foundations are
-untouched. The same deal and the same moves therefore always give the same redeals.
+untouched. The same deal and the same moves therefore always give the same redeals,
+and a line that gathers other cards, or the same cards in another order, gets an
+unrelated one: what a redeal showed and was taken back tells nothing about another.
 
 Won when all 52 cards are on the foundations. Lost when no card can move and no redeal
 is left (all 3 used, or no card left in the fans).
