@@ -7,7 +7,10 @@ a stock the player cannot see). Here the hidden information is sampled instead:
 
 - **samples**: :meth:`~service.engine.core.Game.sample_hidden` deals the face-down cards
   among the face-down piles in a random order (each pile keeping its count) and, where
-  redeals reshuffle, draws a random deal seed. Its generator is seeded from the visible
+  redeals reshuffle, draws a random deal seed (a reshuffle hashes the seed with the
+  cards gathered, in order, so under a random seed every gathering a sample's line makes
+  gets its own random redeal, as it does for the player; nothing here assumes a redeal
+  depends on the count only). Its generator is seeded from the visible
   position only (:func:`visible_seed`: the game, its options, every face-up pile, the
   length of each face-down pile, the counters; never the deal number or seed, never the
   hidden cards' order), so the same request gets the same samples, and two positions that
