@@ -46,7 +46,7 @@ def test_abandon_hope_groups_and_counters() -> None:
     assert [(c.name, c.minimum, c.maximum) for c in game.counter_specs] == [("redeals_used", 0, 3)]
     assert game.has_redeal and not game.has_deal
     text = " ".join(game.rules_text.split())
-    for phrase in ("4 rows of 6", "never deals", "10^20", "one card to each pile", "waste is untouched"):
+    for phrase in ("4 rows of 6", "never deals", "gathered cards in that order", "each from its bottom card to its top card", "one card to each pile", "waste is untouched"):
         assert phrase in text
 
 

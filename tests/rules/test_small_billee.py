@@ -47,7 +47,7 @@ def test_small_billee_groups_and_counters() -> None:
     assert [(c.name, c.minimum, c.maximum) for c in game.counter_specs] == [("redeals_used", 0, 3)]
     assert game.has_redeal and not game.has_deal
     assert "**Decided" not in game.rules_text
-    for phrase in ("58", "never", "10^20", "row by row", "up to 4"):
+    for phrase in ("58", "never", "gathered cards in that order", "each fan from its bottom card to its top card", "row by row", "up to 4"):
         assert phrase in " ".join(game.rules_text.split())
 
 
