@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from service.engine.cards import ACE, RANKS, SUITS, parse_card, rank_of
-from service.engine.core import Action, Game, Move, State
+from service.engine.core import REDEAL, Action, Game, Move, State
 from service.engine.registry import get_game
+from service.engine.small_billee import MAX_REDEALS
 from service.solver import Limits
 from service.solver.plugins import strategy_for
 from service.solver.plugins.penguin import PenguinStrategy
@@ -211,3 +212,22 @@ def test_small_billee_grouped_key_agrees_with_generic_search() -> None:
             merged += solve(Strategy(game, state), Limits(5, 10**6)).states - solve(plug, Limits(5, 10**6)).states
     assert verdicts[Outcome.SOLVED] >= 5 and verdicts[Outcome.UNSOLVABLE] >= 5, verdicts
     assert merged > 0  # the key did merge positions the exact key keeps apart
+
+
+def test_small_billee_key_keeps_the_fans_order_while_a_redeal_is_left() -> None:
+    """A redeal gathers the fans fan by fan and that order seeds its reshuffle
+    (docs/rules.md "Determinism"), so two positions with two fans swapped have different
+    futures while a redeal is left: the key keeps them apart then, and merges them once
+    the redeals are used up (fans never take a card, so their order no longer matters)."""
+    game = get_game("small-billee")
+    fans = game.group_range("fan")
+    for deal in range(1, 21):
+        state = game.initial_state(deal)
+        piles = list(state.piles)
+        piles[fans.start], piles[fans.start + 1] = piles[fans.start + 1], piles[fans.start]
+        swapped = State(tuple(piles), state.counters, state.deal)
+        strategy = strategy_for(game, state)
+        assert strategy.key(state) != strategy.key(swapped)
+        assert game.apply(state, REDEAL) != game.apply(swapped, REDEAL)
+        used_up = (state._replace(counters=(MAX_REDEALS,)), swapped._replace(counters=(MAX_REDEALS,)))
+        assert strategy.key(used_up[0]) == strategy.key(used_up[1])
