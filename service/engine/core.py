@@ -52,7 +52,7 @@ REDEAL = Move(Action.REDEAL)
 
 class State(NamedTuple):
     """A complete position: every pile (flat, in layout order), the game's counters and
-    the deal number (later reshuffles are derived from it)."""
+    the deal number (later reshuffles are derived from it and the cards they gather)."""
 
     piles: tuple[Pile, ...]
     counters: tuple[int, ...]
@@ -261,9 +261,9 @@ class Game:
     autoplay_rule: ClassVar[str] = "No move is ever made automatically."
     has_deal: ClassVar[bool] = False  # the game has a stock the player deals from
     has_redeal: ClassVar[bool] = False
-    #: A redeal shuffles the cards it gathers, with a seed derived from ``State.deal``
-    #: (:mod:`.reshuffle`): the reshuffles to come are hidden from the player, as the
-    #: face-down cards are.
+    #: A redeal shuffles the cards it gathers, with a seed derived from ``State.deal`` and
+    #: the gathered cards in gathered order (:mod:`.reshuffle`): the reshuffles to come are
+    #: hidden from the player, as the face-down cards are.
     redeals_reshuffle: ClassVar[bool] = False
 
     options: dict[str, Any] = field(default_factory=dict)
