@@ -27,6 +27,7 @@ from service.settings import Settings, read_settings
 from .app_settings import attach_settings
 from .body import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, init_body
 from .contract_examples import EXAMPLE_GAME
+from .daily import blp as daily_blp
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
 from .observability import (
@@ -506,6 +507,7 @@ def create_app(settings: Settings | None = None, *, fast_routing: bool | None = 
     api.register_blueprint(games_blp)
     api.register_blueprint(solver_blp)
     api.register_blueprint(replays_blp)
+    api.register_blueprint(daily_blp)
     app.register_blueprint(ops_blp)
     app.register_blueprint(web_blp)
     init_observability(app)

@@ -299,7 +299,7 @@ def test_an_app_built_with_signed_settings_and_no_key_is_refused() -> None:
 # --- deal keys and daily challenges -----------------------------------------------------------
 
 def test_sealed_mode_refuses_to_start_without_a_deal_key_and_says_how_to_migrate() -> None:
-    with pytest.raises(RuntimeError, match="STATE_PROTECTION=sealed needs a deal key ring: set DEAL_KEYS or DEAL_KEYS_FILE.*first entry of STATE_KEYS"):
+    with pytest.raises(RuntimeError, match=r"STATE_PROTECTION=sealed needs a deal key ring: set DEAL_KEYS or DEAL_KEYS_FILE.*first entry of STATE_KEYS"):
         read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}"})
     assert read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f"k1:{SECRET_A}"}).state.deal_keys == ()
 
