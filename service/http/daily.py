@@ -31,7 +31,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
 
 from flask import Response
-from marshmallow import ValidationError, fields, validate
+from marshmallow import ValidationError, fields
 
 from service.engine.core import Game
 from service.settings import StateProtectionSettings
@@ -107,18 +107,33 @@ def daily_etag(protection: StateProtectionSettings, game: Game, day: date, deal:
     return f'W/"{tag.hexdigest()[:32]}"'
 
 
+JSON_PARAMETER: Final = "json_parameter"  # field metadata key: a query parameter carried as JSON text
+
+
+def json_query_parameter(self: Any, field: fields.Field, ret: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """apispec parameter attribute function: a query parameter whose field names a schema
+    under :data:`JSON_PARAMETER` is documented as ``content: application/json`` of that
+    schema (OpenAPI's form for a parameter holding JSON text), not as a bare string, so
+    that generated clients and Schemathesis send the JSON of a value of that schema."""
+    schema = field.metadata.get(JSON_PARAMETER)
+    if schema is None:
+        return {}
+    ret.pop("schema", None)
+    return {"content": {"application/json": {"schema": schema}}}
+
+
 class DailyQuerySchema(Strict):
     date = fields.Date(
         format="iso",
         metadata={"description": f"{DATE_TEXT} Omitted: today. At most `DAILY_PAST_DAYS` days before today; never a later day."},
     )
     options = fields.String(
-        validate=validate.Length(max=1024),
         metadata={
             "description": (
                 "The rule options, as the JSON text of an object (the `options` a deal request takes), e.g. "
                 '`{"redeals":1}`. Omitted: the game\'s defaults.'
             ),
+            JSON_PARAMETER: {"$ref": "#/components/schemas/Options"},
         },
     )
 
