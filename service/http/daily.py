@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
 
@@ -122,8 +123,23 @@ def json_query_parameter(self: Any, field: fields.Field, ret: dict[str, Any], **
     return {"content": {"application/json": {"schema": schema}}}
 
 
+class Day(fields.Date):
+    """A UTC day written ``YYYY-MM-DD`` and nothing else (RFC 3339's full-date, OpenAPI's
+    ``format: date``): Python's ``date.fromisoformat``, which marshmallow reads with, also
+    takes ``20260301``."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> date:
+        if not isinstance(value, str) or not DAY_RE.fullmatch(value):
+            raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE)
+        day: date = super()._deserialize(value, attr, data, **kwargs)
+        return day
+
+
+DAY_RE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 class DailyQuerySchema(Strict):
-    date = fields.Date(
+    date = Day(
         format="iso",
         metadata={"description": f"{DATE_TEXT} Omitted: today. At most `DAILY_PAST_DAYS` days before today; never a later day."},
     )
@@ -220,4 +236,4 @@ def get_daily(query: dict[str, Any], game_id: str) -> Response:
     return answer
 
 
-__all__ = ["blp", "check_window", "daily_deal", "daily_position"]
+__all__ = ["Day", "blp", "check_window", "daily_deal", "daily_position"]

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Final
 
 from marshmallow import fields, validate
 
+from .daily import Day
 from .schemas import (
     MOVE_TEXT,
     StateSchema,
@@ -52,7 +53,7 @@ class ReplayRequestSchema(Strict):
     OPENAPI_EXTRA: ClassVar[dict[str, Any]] = {"oneOf": [{"required": ["deal"]}, {"required": ["daily"]}]}
 
     deal = deal_number_field("The deal to replay from (or `daily`, never both).")
-    daily = fields.Date(format="iso", metadata={"description": DAILY_FIELD_TEXT})
+    daily = Day(format="iso", metadata={"description": DAILY_FIELD_TEXT})
     options = options_field()
     moves = fields.List(
         move_field(MOVE_TEXT),
