@@ -306,6 +306,12 @@ GUNICORN_WORKER_CONNECTIONS = Variable("GUNICORN_WORKER_CONNECTIONS", "1000", wh
 STATE_PROTECTION = Variable("STATE_PROTECTION", "open", protection)
 STATE_KEYS = Variable("STATE_KEYS", "", optional(key_ring), shown_default="none")
 STATE_KEYS_FILE = Variable("STATE_KEYS_FILE", "", optional(key_ring_file), shown_default="none")
+# Keyed deals and daily challenges (service/http/state_sealing.py, service/http/daily.py): a ring
+# of their own, so that rotating the state keys never renumbers a deal; required in sealed mode.
+DEAL_KEYS = Variable("DEAL_KEYS", "", optional(key_ring), shown_default="none")
+DEAL_KEYS_FILE = Variable("DEAL_KEYS_FILE", "", optional(key_ring_file), shown_default="none")
+# How many past days GET /v1/games/{game}/daily answers (today always; no future day).
+DAILY_PAST_DAYS = Variable("DAILY_PAST_DAYS", "366", whole_number(0))
 
 VARIABLES: tuple[Variable[Any], ...] = (
     HOST, PORT, MAX_BODY_BYTES,
@@ -318,6 +324,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     PROMETHEUS_MULTIPROC_DIR, DRAIN_FILE,
     CORS_ALLOW_ORIGINS, CORS_MAX_AGE, TRUSTED_PROXY_HOPS, WEB_ASSET_MAX_AGE,
     STATE_PROTECTION, STATE_KEYS, STATE_KEYS_FILE,
+    DEAL_KEYS, DEAL_KEYS_FILE, DAILY_PAST_DAYS,
 )
 """Every variable, in the order of the README's table."""
 
@@ -349,16 +356,27 @@ class OpsSettings:
 
 @dataclass(frozen=True)
 class StateProtectionSettings:
-    """The protection mode and its key ring: ``keys[0]`` signs, every listed key verifies."""
+    """The protection mode and its key ring: ``keys[0]`` signs, every listed key verifies.
+
+    ``deal_keys``: the deal key ring (sealed mode): ``deal_keys[0]`` keys the deals and the
+    daily challenges, apart from the state keys, so that rotating the state keys never
+    renumbers a deal. Required in sealed mode; unused in the others."""
 
     mode: StateProtection = StateProtection.OPEN
     keys: tuple[StateKey, ...] = ()
+    deal_keys: tuple[StateKey, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode is not StateProtection.OPEN and not self.keys:
             raise RuntimeError(
                 f"{STATE_PROTECTION.name}={self.mode} needs a key ring: set {STATE_KEYS.name} or "
                 f"{STATE_KEYS_FILE.name} ({KEY_RING_FORMAT}, secrets of at least {MIN_SECRET_BYTES} random bytes)"
+            )
+        if self.mode is StateProtection.SEALED and not self.deal_keys:
+            raise RuntimeError(
+                f"{STATE_PROTECTION.name}={self.mode} needs a deal key ring: set {DEAL_KEYS.name} or "
+                f"{DEAL_KEYS_FILE.name} ({KEY_RING_FORMAT}); to keep every deal dealt so far, set it to the "
+                f"first entry of {STATE_KEYS.name} as it was"
             )
 
 
@@ -372,6 +390,7 @@ class Settings:
     ops: OpsSettings
     solver: SolverSettings
     state: StateProtectionSettings = StateProtectionSettings()
+    daily_past_days: int = int(DAILY_PAST_DAYS.default)  # past days GET .../daily answers
 
 
 @dataclass(frozen=True)
@@ -421,13 +440,17 @@ def read_solver_settings(environ: Mapping[str, str]) -> SolverSettings:
 
 
 def read_state_protection(environ: Mapping[str, str]) -> StateProtectionSettings:
-    """The protection mode and its key ring, from ``STATE_KEYS`` or ``STATE_KEYS_FILE`` (never
-    both); signed mode without a key stops the start."""
+    """The protection mode and its key rings, from ``STATE_KEYS`` or ``STATE_KEYS_FILE`` and
+    ``DEAL_KEYS`` or ``DEAL_KEYS_FILE`` (never both of a pair); signed mode without a key,
+    or sealed mode without a deal key, stops the start."""
     mode = STATE_PROTECTION.read(environ)
     inline, from_file = STATE_KEYS.read(environ), STATE_KEYS_FILE.read(environ)
     if inline is not None and from_file is not None:
         raise RuntimeError(f"set {STATE_KEYS.name} or {STATE_KEYS_FILE.name}, not both")
-    return StateProtectionSettings(mode=mode, keys=inline or from_file or ())
+    deal_inline, deal_file = DEAL_KEYS.read(environ), DEAL_KEYS_FILE.read(environ)
+    if deal_inline is not None and deal_file is not None:
+        raise RuntimeError(f"set {DEAL_KEYS.name} or {DEAL_KEYS_FILE.name}, not both")
+    return StateProtectionSettings(mode=mode, keys=inline or from_file or (), deal_keys=deal_inline or deal_file or ())
 
 
 def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -440,6 +463,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ops=OpsSettings(drain_file=DRAIN_FILE.read(env), metrics_dir=PROMETHEUS_MULTIPROC_DIR.read(env)),
         solver=read_solver_settings(env),
         state=read_state_protection(env),
+        daily_past_days=DAILY_PAST_DAYS.read(env),
     )
 
 

@@ -42,6 +42,9 @@ def signed_settings_for_tests(keys: str = TEST_STATE_KEYS, **environ: str) -> Se
     return settings_for_tests(STATE_PROTECTION="signed", STATE_KEYS=keys, **environ)
 
 
-def sealed_settings_for_tests(keys: str = TEST_STATE_KEYS, **environ: str) -> Settings:
-    """The test settings in sealed mode, with the key ring ``keys``."""
-    return settings_for_tests(STATE_PROTECTION="sealed", STATE_KEYS=keys, **environ)
+def sealed_settings_for_tests(keys: str = TEST_STATE_KEYS, deal_keys: str | None = None, **environ: str) -> Settings:
+    """The test settings in sealed mode, with the key ring ``keys`` and the deal key ring
+    ``deal_keys`` (default: the first entry of ``keys``, as the documented migration sets
+    DEAL_KEYS, so that every keyed deal is the one the first state key used to key)."""
+    first = keys.replace("\n", ",").split(",")[0].strip()
+    return settings_for_tests(STATE_PROTECTION="sealed", STATE_KEYS=keys, DEAL_KEYS=deal_keys or first, **environ)

@@ -27,6 +27,8 @@ from service.settings import Settings, read_settings
 from .app_settings import attach_settings
 from .body import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, init_body
 from .contract_examples import EXAMPLE_GAME
+from .daily import blp as daily_blp
+from .daily import json_query_parameter
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
 from .observability import (
@@ -60,6 +62,7 @@ class ContractMarshmallowPlugin(MarshmallowPlugin):
         super().init_spec(spec)
         assert self.converter is not None
         self.converter.add_attribute_function(reference_component)
+        self.converter.add_parameter_attribute_function(json_query_parameter)
         for name, schema in {**SCHEMA_COMPONENTS, **SOLVER_COMPONENTS, **PROBLEM_COMPONENTS}.items():
             spec.components.schema(name, schema)
         for branch in (*MOVE_BRANCHES.values(), *EVENT_BRANCHES.values()):
@@ -76,6 +79,14 @@ class ContractMarshmallowPlugin(MarshmallowPlugin):
             REQUEST_ID_HEADER_COMPONENT, "header", {"name": REQUEST_ID_HEADER, **REQUEST_ID_REQUEST_DOC}
         )
         spec.components.header(REQUEST_ID_HEADER_COMPONENT, REQUEST_ID_ANSWER_DOC)
+
+    # MarshmallowPlugin's signature, which its base class's (name, definition) does not match.
+    def schema_helper(self, name: str, _: Any, schema: Any = None, **kwargs: Any) -> dict[str, Any] | None:  # type: ignore[override]
+        """apispec's component of a marshmallow schema, with the schema-level keywords its
+        class declares in ``OPENAPI_EXTRA`` (a request that takes one of two fields)."""
+        json_schema: dict[str, Any] | None = super().schema_helper(name, _, schema=schema, **kwargs)
+        extra = getattr(schema, "OPENAPI_EXTRA", None)
+        return {**json_schema, **extra} if json_schema is not None and extra else json_schema
 
 
 class ContractFlaskPlugin(FlaskPlugin):
@@ -506,6 +517,7 @@ def create_app(settings: Settings | None = None, *, fast_routing: bool | None = 
     api.register_blueprint(games_blp)
     api.register_blueprint(solver_blp)
     api.register_blueprint(replays_blp)
+    api.register_blueprint(daily_blp)
     app.register_blueprint(ops_blp)
     app.register_blueprint(web_blp)
     init_observability(app)

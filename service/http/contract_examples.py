@@ -17,6 +17,7 @@ one.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import json
 from collections.abc import Callable
@@ -91,6 +92,18 @@ def game_example(state_protection: str) -> dict[str, Any]:
 
 def deal_example() -> Example:
     return Example.of({"deal": EXAMPLE_DEAL}, {"deal": format_deal(EXAMPLE_DEAL), **position_answer(OPEN, dealt())})
+
+
+EXAMPLE_DAY: Final = "2026-01-01"  # the daily example's day (an answer's day is the request's)
+
+
+def daily_example(daily_deal: Callable[[StateProtectionSettings, Any, Any], int]) -> dict[str, Any]:
+    """The daily challenge answer of the example game on :data:`EXAMPLE_DAY` in open mode
+    (``daily_deal``: the daily module's own, which imports this one)."""
+    game = get_game(EXAMPLE_GAME)
+    deal = daily_deal(OPEN, game, datetime.date.fromisoformat(EXAMPLE_DAY))
+    answer = {"deal": format_deal(deal), **position_answer(OPEN, dealt_position(OPEN, game, deal)), "date": EXAMPLE_DAY}
+    return as_sent(answer)
 
 
 def move_example() -> Example:

@@ -62,6 +62,10 @@ class ProblemCode(StrEnum):
     UNKNOWN_GAME = "unknown-game", 404, "Unknown game"
     ILLEGAL_MOVE = "illegal-move", 409, "Illegal move"
     NO_WINNABLE_DEAL = "no-winnable-deal", 422, "No winnable deal found"
+    # Daily challenges (service/http/daily.py): a query parameter that cannot be read (a date
+    # not YYYY-MM-DD, options not a JSON object), and a day the window does not hold.
+    INVALID_QUERY = "invalid-query", 400, "Invalid query parameter"
+    DAILY_OUT_OF_WINDOW = "daily-out-of-window", 422, "Day out of the daily window"
     # Signed mode (STATE_PROTECTION=signed, service/http/state_signing.py): a state sent back
     # without its signature, with one that is not a signature, one made with a key the server
     # no longer lists, or one that does not match the state. Never played on.
@@ -232,6 +236,12 @@ def handle_http_exception(error: HTTPException) -> flask.Response:
     headers.pop("Content-Type", None)
     data = getattr(error, "data", None) or {}
     messages = data.get("messages")
+    if status in (400, 422) and isinstance(messages, Mapping) and "query" in messages:
+        # webargs: {"query": {...marshmallow errors...}}: a query parameter, not the body
+        return problem_response(
+            ProblemCode.INVALID_QUERY, "a query parameter cannot be read", flatten_messages(messages["query"]),
+            headers=headers,
+        )
     if status in (400, 422) and messages is not None:
         # webargs: messages is {"json": {...marshmallow errors...}}
         body_errors = messages.get("json", messages) if isinstance(messages, Mapping) else messages
@@ -346,7 +356,8 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
         "The body is not JSON (an empty body declared JSON included), or does not match the schema (wrong types, "
         "unknown fields, sizes over the limits, a pile not spelt as the service writes it). Also `malformed-request` "
         "from the gunicorn worker, for a request it cannot read (broken framing, a header field line that is not "
-        "a token, `:` and a value without control characters, a request line that is not `METHOD target HTTP/1.x`).",
+        "a token, `:` and a value without control characters, a request line that is not `METHOD target HTTP/1.x`)."
+        " `invalid-query`: a query parameter cannot be read (a daily challenge's `date` or `options`).",
         (ProblemCode.INVALID_BODY, "the request body does not match the API schema",
          {"errors": [{"where": "/move/count", "message": "Not a valid integer."}]}),
     ),
@@ -392,7 +403,8 @@ ERROR_DOCS: dict[int, tuple[str, tuple[ProblemCode, str, dict[str, Any]] | None]
     ),
     422: (
         "The body matches the schema but its content cannot be accepted: an inconsistent state (a card missing or twice, "
-        "a card not in the deck, a foundation out of order, an impossible pile), invalid rule options, or an incomplete move.",
+        "a card not in the deck, a foundation out of order, an impossible pile), invalid rule options, or an incomplete move."
+        " `daily-out-of-window`: a daily challenge's day is after today (UTC) or older than the server's window.",
         (ProblemCode.INVALID_STATE, "the state is not one this game can reach: AH appears 2 times (cell:0, tableau:6); the deck holds 1",
          {"errors": [{"where": "/state/piles/tableau/6/2", "message": "AH appears 2 times (cell:0, tableau:6); the deck holds 1"}]}),
     ),

@@ -13,10 +13,11 @@ needs for the longest moves of the other games or for JSON with spaces.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, ClassVar, Final
 
 from marshmallow import fields, validate
 
+from .daily import Day
 from .schemas import (
     MOVE_TEXT,
     StateSchema,
@@ -37,8 +38,22 @@ MAX_REPLAY_MOVES: Final = 1100
 SHA256_HEX_PATTERN: Final = r"^[0-9a-f]{64}$"
 
 
+DAILY_FIELD_TEXT: Final = (
+    "Instead of `deal`: the UTC day (`YYYY-MM-DD`) of the daily challenge to replay from (`GET "
+    "/v1/games/{game_id}/daily`, with the same `options`); a day out of the server's window answers 422 "
+    "`daily-out-of-window`. The result then carries `daily`."
+)
+
+
 class ReplayRequestSchema(Strict):
-    deal = deal_number_field("The deal to replay from.", required=True)
+    """A replay names its start by ``deal`` or by ``daily``, exactly one of the two (the
+    ``oneOf`` below; the view answers 400 ``invalid-body`` for neither or both)."""
+
+    # Schema-level keywords added to this schema's component (service/http/app.py).
+    OPENAPI_EXTRA: ClassVar[dict[str, Any]] = {"oneOf": [{"required": ["deal"]}, {"required": ["daily"]}]}
+
+    deal = deal_number_field("The deal to replay from (or `daily`, never both).")
+    daily = Day(format="iso", metadata={"description": DAILY_FIELD_TEXT})
     options = options_field()
     moves = fields.List(
         move_field(MOVE_TEXT),
@@ -92,6 +107,12 @@ class ReplayResultSchema(Strict):
         },
     )
     status = status_field()
+    daily = fields.String(
+        metadata={
+            "description": "Only for a replay of a daily challenge: its UTC day (`YYYY-MM-DD`), as the request named it.",
+            "format": "date",
+        },
+    )
     signature = fields.Nested(
         ResultSignatureSchema,
         metadata={"description": "Signed and sealed modes only: the server's signature over every other field of the result. Absent in open mode, where the result proves nothing."},

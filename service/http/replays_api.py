@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from datetime import date
 from typing import Any, Final
 
 from flask import Response
@@ -63,6 +64,7 @@ from service.solver.autoplay import run_autoplay
 from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
+from .daily import daily_position
 from .games_api import ANSWER_HEADERS, POSITION_LINKS, game_or_404, json_answer, read_move
 from .problems import ApiError, ProblemCode
 from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
@@ -117,10 +119,12 @@ def read_replay_move(game: Game, data: Mapping[str, Any], index: int) -> Move:
 
 
 def replay_result(
-    protection: StateProtectionSettings, final: Position, moves: list[dict[str, Any]], autoplay: str, status: str
+    protection: StateProtectionSettings, final: Position, moves: list[dict[str, Any]], autoplay: str, status: str,
+    daily: date | None = None,
 ) -> dict[str, Any]:
     """What a replay proves: the deal, the moves (counted and hashed) and the status they
-    reach; signed by the first state key in the signed and sealed modes."""
+    reach, and for a daily challenge its day (only then: v1's results stay as they were);
+    signed by the first state key in the signed and sealed modes."""
     game, _, deal = final
     result: dict[str, Any] = {
         "game": game.id,
@@ -132,6 +136,8 @@ def replay_result(
         "moves_sha256": hashlib.sha256(canonical_json(moves)).hexdigest(),
         "status": status,
     }
+    if daily is not None:
+        result["daily"] = daily.isoformat()
     if protects(protection):
         key = protection.keys[0]
         result[SIGNATURE_FIELD] = {"kid": key.kid, "mac": keyed_mac(key, REPLAY_DOMAIN + canonical_json(result))}
@@ -152,7 +158,7 @@ REPLAY_EXAMPLE = examples.replay_example(replay_result)
 @blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 def replay_moves(body: dict[str, Any], game_id: str) -> Response:
-    """Replay `moves` from deal `deal` (with `options`), each as the moves endpoint plays it,
+    """Replay `moves` from deal `deal` (or the daily challenge of day `daily`; with `options`), each as the moves endpoint plays it,
     and answer the final position with a `result` that, in the signed and sealed modes, is
     signed for a leaderboard's server to check offline (docs/replays.md).
 
@@ -160,15 +166,26 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
     `invalid-move`, each with its `move_index`. In sealed mode the replay starts from the
     keyed deal the service deals under that number."""
     protection = current_settings().state
+    deal: int | None = body.get("deal")
+    daily: date | None = body.get("daily")
+    if (deal is None) == (daily is None):
+        raise ApiError(
+            ProblemCode.INVALID_BODY, "a replay starts from its `deal` or from its `daily` day: one of the two",
+            [("/deal" if deal is None else "/daily", "give `deal` or `daily`, not both, not neither")],
+        )
     game = game_or_404(game_id, body.get("options"))
-    start = dealt_position(protection, game, body["deal"])
+    if deal is not None:
+        start = dealt_position(protection, game, deal)
+    else:
+        assert daily is not None  # one of the two, checked above
+        start = daily_position(protection, game, daily, "/daily")
     final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
     answer = position_answer(protection, final)
     moves = [move_to_json(game, m) for m in played]
     return json_answer({
         **answer,
         "moves": len(moves),
-        "result": replay_result(protection, final, moves, body["autoplay"], answer["status"]),
+        "result": replay_result(protection, final, moves, body["autoplay"], answer["status"], daily),
     })
 
 

@@ -22,12 +22,13 @@ layout order: its card count (1 byte), then its cards (1 byte each, the engine's
 ``suit << 4 | rank``, bottom first)``. Clients never read it: it is opaque.
 
 A state sealed with a listed key that no longer signs still opens (rotation). Keyed deals
-use the signing (first) key: rotating it renumbers deals, never games already dealt
-(their seed travels in ``sealed``).
+use the first key of the deal key ring (``DEAL_KEYS``), not a state key: rotating the
+state keys renumbers no deal; rotating the deal keys renumbers deals (and daily
+challenges), never games already dealt (their seed travels in ``sealed``).
 
 >>> from service.engine.registry import get_game
 >>> from service.settings import StateKey, StateProtection, StateProtectionSettings
->>> ring = StateProtectionSettings(StateProtection.SEALED, (StateKey("k1", b"1" * 32),))
+>>> ring = StateProtectionSettings(StateProtection.SEALED, (StateKey("k1", b"1" * 32),), (StateKey("d1", b"d" * 32),))
 >>> game = get_game("forty-thieves")
 >>> seed = KeyedDeals.of(ring, game)(7)
 >>> state = game.initial_state(seed)
@@ -108,7 +109,10 @@ class KeyedDeals:
 
     @classmethod
     def of(cls, protection: StateProtectionSettings, game: Game) -> KeyedDeals:
-        return cls(derived_key(protection.keys[0].secret, DEAL_INFO), canonical_json([game.id, game.options]))
+        """The keyed deals of ``game`` under the first deal key (``DEAL_KEYS``): the same
+        derivation as when the first state key keyed the deals, so a deal key equal to
+        that old state key keeps every deal."""
+        return cls(derived_key(protection.deal_keys[0].secret, DEAL_INFO), canonical_json([game.id, game.options]))
 
     def __call__(self, deal: int) -> int:
         digest = hmac.digest(self.key, self.game + b"\n" + str(deal).encode("ascii"), "sha256")

@@ -56,7 +56,7 @@ def post(conn: http.client.HTTPConnection, path: str, body: dict[str, Any]) -> t
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
     backend = Backend(
         "share", tmp_path_factory.mktemp("share"), workers=2, threads=4,
-        env={"STATE_PROTECTION": "sealed", "STATE_KEYS": key_for_tests("k1"), "HINT_SECONDS": str(HINT_SECONDS)},
+        env={"STATE_PROTECTION": "sealed", "STATE_KEYS": key_for_tests("k1"), "DEAL_KEYS": key_for_tests("k1"), "HINT_SECONDS": str(HINT_SECONDS)},
     )
     backend.start()
     try:

@@ -261,7 +261,8 @@ def test_signed_mode_refuses_to_start_without_a_key(environ: dict[str, str], mon
 
 @pytest.mark.parametrize("mode", ["signed", "sealed"])
 def test_protected_modes_need_a_key_and_unknown_modes_are_refused(mode: str) -> None:
-    assert read_settings({"STATE_PROTECTION": mode, "STATE_KEYS": f"k1:{SECRET_A}"}).state.mode == mode
+    keys = {"STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS": f"d1:{SECRET_B}"}
+    assert read_settings({"STATE_PROTECTION": mode, **keys}).state.mode == mode
     with pytest.raises(RuntimeError, match=f"STATE_PROTECTION={mode} needs a key ring"):
         read_settings({"STATE_PROTECTION": mode})
     with pytest.raises(RuntimeError, match="STATE_PROTECTION must be open or signed or sealed, not 'secret'"):
@@ -293,3 +294,32 @@ def test_an_app_built_with_signed_settings_and_no_key_is_refused() -> None:
     with pytest.raises(RuntimeError, match="needs a key ring"):
         StateProtectionSettings(StateProtection.SIGNED, ())
     assert StateProtectionSettings().mode == StateProtection.OPEN
+
+
+# --- deal keys and daily challenges -----------------------------------------------------------
+
+def test_sealed_mode_refuses_to_start_without_a_deal_key_and_says_how_to_migrate() -> None:
+    with pytest.raises(RuntimeError, match=r"STATE_PROTECTION=sealed needs a deal key ring: set DEAL_KEYS or DEAL_KEYS_FILE.*first entry of STATE_KEYS"):
+        read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}"})
+    assert read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f"k1:{SECRET_A}"}).state.deal_keys == ()
+
+
+def test_the_deal_key_ring_is_read_apart_from_the_state_keys(tmp_path: Path) -> None:
+    s = read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS": f"d2:{SECRET_B},d1:{SECRET_A}"}).state
+    assert [k.kid for k in s.keys] == ["k1"] and [(k.kid, k.secret) for k in s.deal_keys] == [("d2", b"\xfb" * 40), ("d1", b"a" * 32)]
+    assert SECRET_B not in repr(s)
+    ring = tmp_path / "deal-keys"
+    ring.write_text(f"d1:{SECRET_B}\n")
+    s = read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS_FILE": str(ring)}).state
+    assert [k.kid for k in s.deal_keys] == ["d1"]
+    with pytest.raises(RuntimeError, match="DEAL_KEYS or DEAL_KEYS_FILE, not both"):
+        read_settings({"DEAL_KEYS": f"d1:{SECRET_A}", "DEAL_KEYS_FILE": str(ring)})
+    with pytest.raises(RuntimeError, match="environment variable DEAL_KEYS: key 1 is not"):
+        read_settings({"DEAL_KEYS": "d1 nothing"})
+
+
+def test_daily_past_days_defaults_to_a_year_and_a_day() -> None:
+    assert read_settings({}).daily_past_days == 366
+    assert read_settings({"DAILY_PAST_DAYS": "0"}).daily_past_days == 0
+    with pytest.raises(RuntimeError, match="DAILY_PAST_DAYS must be at least 0"):
+        read_settings({"DAILY_PAST_DAYS": "-1"})
