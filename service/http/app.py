@@ -29,6 +29,7 @@ from .body import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, init_body
 from .contract_examples import EXAMPLE_GAME
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
+from .keys_api import blp as keys_blp
 from .observability import (
     REQUEST_ID_ANSWER_DOC,
     REQUEST_ID_HEADER,
@@ -506,6 +507,7 @@ def create_app(settings: Settings | None = None, *, fast_routing: bool | None = 
     api.register_blueprint(games_blp)
     api.register_blueprint(solver_blp)
     api.register_blueprint(replays_blp)
+    api.register_blueprint(keys_blp)
     app.register_blueprint(ops_blp)
     app.register_blueprint(web_blp)
     init_observability(app)
