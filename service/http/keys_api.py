@@ -101,7 +101,7 @@ def entity_tag(document: bytes) -> str:
 @blp.doc(
     operationId="get_jwks",
     responses={200: {"links": {
-        "ListGames": {"operationId": "list_games", "description": "The games whose replay results these keys check."},
+        "ListGames": {"operationId": "list_games", "parameters": {}, "description": "The games whose replay results these keys check."},
     }}},
     parameters=[{
         "in": "header",
