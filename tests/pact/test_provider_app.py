@@ -55,11 +55,11 @@ def ring_file(tmp_path: Path, text: str) -> str:
 
 # --- starting ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("variable", ["STATE_KEYS", "STATE_KEYS_FILE", "STATE_PROTECTION"])
+@pytest.mark.parametrize("variable", ["STATE_KEYS", "STATE_KEYS_FILE", "STATE_PROTECTION", "RESULT_KEYS", "RESULT_KEYS_FILE"])
 def test_refuses_to_start_beside_a_production_key_variable(variable: str) -> None:
     """Whatever else is given, a production key or mode variable stops the start, before
     any key is read (the message names the variable, never a secret)."""
-    value = "/nonexistent" if variable == "STATE_KEYS_FILE" else ("signed" if variable == "STATE_PROTECTION" else key_for_tests("k1"))
+    value = "/nonexistent" if variable.endswith("_FILE") else ("signed" if variable == "STATE_PROTECTION" else key_for_tests("k1"))
     with pytest.raises(RuntimeError, match=f"never reads production keys: unset {variable}"):
         create_verification_app({**ENV, variable: value})
 
