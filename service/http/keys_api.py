@@ -103,16 +103,9 @@ def entity_tag(document: bytes) -> str:
     responses={200: {"links": {
         "ListGames": {"operationId": "list_games", "parameters": {}, "description": "The games whose replay results these keys check."},
     }}},
-    parameters=[{
-        "in": "header",
-        "name": "If-None-Match",
-        "required": False,
-        "schema": {"type": "string"},
-        "description": "The `ETag` of a key set held: 304 without a body while it is still the key set.",
-    }],
 )
 @blp.response(200, JwksSchema, example=JWKS_EXAMPLE, headers={**ANSWER_HEADERS, **CACHE_HEADERS})
-@blp.alt_response(304, description="The key set held (its `ETag` sent as `If-None-Match`) is still the key set.", headers=CACHE_HEADERS)
+@blp.alt_response(304, description="Asked with `If-None-Match` naming the key set's `ETag` (or `*`): the key set held is still the key set; no body.", headers=CACHE_HEADERS)
 def get_jwks() -> flask.Response:
     """The public keys (JWK Set, Ed25519) that check a replay's `result_jws` with no secret.
 
