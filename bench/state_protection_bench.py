@@ -72,7 +72,8 @@ def environs() -> dict[StateProtection, dict[str, str]]:
     """Each mode's environment: default settings; the signed and sealed modes share a
     fresh two-key ring."""
     ring = ",".join(f"{kid}:{base64.b64encode(secrets.token_bytes(32)).decode()}" for kid in ("k2", "k1"))
-    environ = {mode: {"STATE_PROTECTION": mode.value, "STATE_KEYS": ring} for mode in MODES}
+    results = f"r1:{base64.b64encode(secrets.token_bytes(32)).decode()}"  # the result key ring these modes need
+    environ = {mode: {"STATE_PROTECTION": mode.value, "STATE_KEYS": ring, "RESULT_KEYS": results} for mode in MODES}
     environ[StateProtection.OPEN] = {}  # the default: no ring
     return environ
 

@@ -17,8 +17,9 @@ Why it cannot leak into production:
   ``service.wsgi:app`` (``tests/pact/test_provider_app.py`` reads ``deploy/Dockerfile``);
 - it refuses to start unless given a test key ring (``PACT_TEST_STATE_KEYS_FILE``) whose
   every key id starts with ``pact-test-``, and refuses to start when ``STATE_KEYS``,
-  ``STATE_KEYS_FILE``, ``STATE_PROTECTION``, ``DEAL_KEYS`` or ``DEAL_KEYS_FILE`` is set: it
-  never reads production keys (sealed mode keys its deals with the test ring's first key);
+  ``STATE_KEYS_FILE``, ``STATE_PROTECTION``, ``DEAL_KEYS`` or ``DEAL_KEYS_FILE`` is set (or
+  ``RESULT_KEYS`` or ``RESULT_KEYS_FILE``: its apps sign no result): it never reads production
+  keys (sealed mode keys its deals with the test ring's first key);
 - the mode is one value per process, switched by each state change, so it needs
   ``WEB_CONCURRENCY=1`` (the verifier plays one interaction at a time) and refuses other
   counts.
@@ -62,6 +63,8 @@ from service.http import create_app
 from service.settings import (
     DEAL_KEYS,
     DEAL_KEYS_FILE,
+    RESULT_KEYS,
+    RESULT_KEYS_FILE,
     STATE_KEYS,
     STATE_KEYS_FILE,
     STATE_PROTECTION,
@@ -83,7 +86,9 @@ PACT_TEST_STATE_KEYS_FILE: Final = Variable(
 TEST_KEY_PREFIX: Final = "pact-test-"  # every key id of a test ring starts so
 REMOVED_KEY_ID: Final = TEST_KEY_PREFIX + "removed"  # made up at each start, never listed
 STATE_CHANGE_PATH: Final = "/_pact/provider-states"
-PRODUCTION_KEY_VARIABLES: Final = (STATE_KEYS, STATE_KEYS_FILE, STATE_PROTECTION, DEAL_KEYS, DEAL_KEYS_FILE)
+PRODUCTION_KEY_VARIABLES: Final = (
+    STATE_KEYS, STATE_KEYS_FILE, STATE_PROTECTION, DEAL_KEYS, DEAL_KEYS_FILE, RESULT_KEYS, RESULT_KEYS_FILE,
+)
 
 DEFAULT_GAME: Final = "penguin"
 DEFAULT_DEAL: Final = 1

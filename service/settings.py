@@ -24,6 +24,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -213,6 +214,89 @@ def key_ring_file(name: str, raw: str) -> tuple[StateKey, ...]:
     return key_ring(name, content)
 
 
+@dataclass(frozen=True)
+class ResultKey:
+    """One key of the result key ring: its id (the ``kid`` of every JWS it signs) and its
+    32-byte Ed25519 private key (RFC 8032 seed)."""
+
+    kid: str
+    private: bytes = field(repr=False)  # never shown: a settings object may end up in a log
+
+
+@dataclass(frozen=True)
+class RetiredResultKey:
+    """A retired result key: only its 32-byte Ed25519 public key, published in the JWKS
+    until the end (UTC) of ``until`` so that results it signed still verify meanwhile."""
+
+    kid: str
+    public: bytes
+    until: date
+
+
+ED25519_KEY_BYTES = 32
+RESULT_KEY_RING_FORMAT = "r2:<base64 of a 32-byte Ed25519 private key>,r1:<...>"
+RETIRED_RESULT_KEYS_FORMAT = "r0:<base64url of the 32-byte public key>:<YYYY-MM-DD>"
+
+
+def result_key_ring(name: str, raw: str) -> tuple[ResultKey, ...]:
+    """A result key ring: the format of :func:`key_ring` (first key signs), each secret
+    exactly a 32-byte Ed25519 private key. Errors never show any of a key's text.
+
+    >>> [k.kid for k in result_key_ring("RESULT_KEYS", "r2:" + "A" * 43 + ",r1:" + "B" * 43)]
+    ['r2', 'r1']
+    >>> result_key_ring("RESULT_KEYS", "r1:" + "A" * 64)
+    Traceback (most recent call last):
+    RuntimeError: environment variable RESULT_KEYS: key 1 ('r1') is 48 bytes; an Ed25519 private key is exactly 32 bytes
+    """
+    keys = key_ring(name, raw)
+    for place, key in enumerate(keys, 1):
+        if len(key.secret) != ED25519_KEY_BYTES:
+            raise RuntimeError(
+                f"environment variable {name}: key {place} ({key.kid!r}) is {len(key.secret)} bytes; "
+                f"an Ed25519 private key is exactly {ED25519_KEY_BYTES} bytes"
+            )
+    return tuple(ResultKey(k.kid, k.secret) for k in keys)
+
+
+def result_key_ring_file(name: str, raw: str) -> tuple[ResultKey, ...]:
+    """A result key ring read from the file ``raw`` names (a mounted Secret)."""
+    file = Path(raw.strip())
+    try:
+        content = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise RuntimeError(f"environment variable {name}: cannot read the key file {str(file)!r} ({type(e).__name__})") from None
+    return result_key_ring(name, content)
+
+
+def retired_result_keys(name: str, raw: str) -> tuple[RetiredResultKey, ...]:
+    """Retired result keys: ``kid:<base64url public key>:<YYYY-MM-DD>`` entries separated by
+    commas; empty: none.
+
+    >>> [(k.kid, str(k.until)) for k in retired_result_keys("RESULT_KEYS_RETIRED", "r0:" + "A" * 43 + ":2026-12-31")]
+    [('r0', '2026-12-31')]
+    >>> retired_result_keys("RESULT_KEYS_RETIRED", "r0:" + "A" * 43 + ":31/12/2026")
+    Traceback (most recent call last):
+    RuntimeError: environment variable RESULT_KEYS_RETIRED: key 1 is not r0:<base64url of the 32-byte public key>:<YYYY-MM-DD>
+    """
+    keys: list[RetiredResultKey] = []
+    for place, entry in enumerate((e.strip() for e in re.split(r"[,\n]", raw) if e.strip()), 1):
+        parts = [p.strip() for p in entry.split(":")]
+        wrong = RuntimeError(f"environment variable {name}: key {place} is not {RETIRED_RESULT_KEYS_FORMAT}")
+        if len(parts) != 3 or not KEY_ID_RE.fullmatch(parts[0]) or not re.fullmatch(r"[A-Za-z0-9_-]{43}", parts[1]):
+            raise wrong
+        try:
+            until = date.fromisoformat(parts[2]) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", parts[2]) else None
+        except ValueError:
+            until = None
+        if until is None:
+            raise wrong
+        if any(k.kid == parts[0] for k in keys):
+            raise RuntimeError(f"environment variable {name}: key id {parts[0]!r} is listed twice")
+        public = base64.urlsafe_b64decode(parts[1] + "=")
+        keys.append(RetiredResultKey(parts[0], public, until))
+    return tuple(keys)
+
+
 # --- the declaration ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -312,6 +396,11 @@ DEAL_KEYS = Variable("DEAL_KEYS", "", optional(key_ring), shown_default="none")
 DEAL_KEYS_FILE = Variable("DEAL_KEYS_FILE", "", optional(key_ring_file), shown_default="none")
 # How many past days GET /v1/games/{game}/daily answers (today always; no future day).
 DAILY_PAST_DAYS = Variable("DAILY_PAST_DAYS", "366", whole_number(0))
+# Result signing (service/http/result_signing.py): Ed25519 keys of the results' JWS, and
+# the retired public keys the JWKS still lists.
+RESULT_KEYS = Variable("RESULT_KEYS", "", optional(result_key_ring), shown_default="none")
+RESULT_KEYS_FILE = Variable("RESULT_KEYS_FILE", "", optional(result_key_ring_file), shown_default="none")
+RESULT_KEYS_RETIRED = Variable("RESULT_KEYS_RETIRED", "", retired_result_keys, shown_default="none")
 
 VARIABLES: tuple[Variable[Any], ...] = (
     HOST, PORT, MAX_BODY_BYTES,
@@ -325,6 +414,7 @@ VARIABLES: tuple[Variable[Any], ...] = (
     CORS_ALLOW_ORIGINS, CORS_MAX_AGE, TRUSTED_PROXY_HOPS, WEB_ASSET_MAX_AGE,
     STATE_PROTECTION, STATE_KEYS, STATE_KEYS_FILE,
     DEAL_KEYS, DEAL_KEYS_FILE, DAILY_PAST_DAYS,
+    RESULT_KEYS, RESULT_KEYS_FILE, RESULT_KEYS_RETIRED,
 )
 """Every variable, in the order of the README's table."""
 
@@ -381,6 +471,15 @@ class StateProtectionSettings:
 
 
 @dataclass(frozen=True)
+class ResultSigningSettings:
+    """The result key ring (``keys[0]`` signs each result's JWS) and the retired public
+    keys the JWKS still lists; both empty in open mode."""
+
+    keys: tuple[ResultKey, ...] = ()
+    retired: tuple[RetiredResultKey, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the app is configured with; one value, passed to ``create_app``."""
 
@@ -391,6 +490,7 @@ class Settings:
     solver: SolverSettings
     state: StateProtectionSettings = StateProtectionSettings()
     daily_past_days: int = int(DAILY_PAST_DAYS.default)  # past days GET .../daily answers
+    results: ResultSigningSettings = ResultSigningSettings()
 
 
 @dataclass(frozen=True)
@@ -453,17 +553,38 @@ def read_state_protection(environ: Mapping[str, str]) -> StateProtectionSettings
     return StateProtectionSettings(mode=mode, keys=inline or from_file or (), deal_keys=deal_inline or deal_file or ())
 
 
+def read_result_signing(environ: Mapping[str, str], mode: StateProtection) -> ResultSigningSettings:
+    """The result key ring from ``RESULT_KEYS`` or ``RESULT_KEYS_FILE`` (never both), required
+    in the signed and sealed modes, and the retired keys; key ids unique over both."""
+    inline, from_file = RESULT_KEYS.read(environ), RESULT_KEYS_FILE.read(environ)
+    if inline is not None and from_file is not None:
+        raise RuntimeError(f"set {RESULT_KEYS.name} or {RESULT_KEYS_FILE.name}, not both")
+    keys = inline or from_file or ()
+    if mode is not StateProtection.OPEN and not keys:
+        raise RuntimeError(
+            f"{STATE_PROTECTION.name}={mode} needs a result key ring: set {RESULT_KEYS.name} or "
+            f"{RESULT_KEYS_FILE.name} ({RESULT_KEY_RING_FORMAT})"
+        )
+    retired = RESULT_KEYS_RETIRED.read(environ)
+    clash = {k.kid for k in keys} & {k.kid for k in retired}
+    if clash:
+        raise RuntimeError(f"{RESULT_KEYS_RETIRED.name} lists key ids of the current ring: {sorted(clash)}")
+    return ResultSigningSettings(keys=keys, retired=retired)
+
+
 def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """The app's settings from ``environ`` (default: this process's environment)."""
     env = os.environ if environ is None else environ
+    state = read_state_protection(env)
     return Settings(
         http=HttpSettings(max_body_bytes=MAX_BODY_BYTES.read(env), trusted_proxy_hops=TRUSTED_PROXY_HOPS.read(env)),
         cors=CorsSettings(allow_origins=CORS_ALLOW_ORIGINS.read(env), max_age=CORS_MAX_AGE.read(env)),
         web=WebSettings(asset_max_age=WEB_ASSET_MAX_AGE.read(env)),
         ops=OpsSettings(drain_file=DRAIN_FILE.read(env), metrics_dir=PROMETHEUS_MULTIPROC_DIR.read(env)),
         solver=read_solver_settings(env),
-        state=read_state_protection(env),
         daily_past_days=DAILY_PAST_DAYS.read(env),
+        state=state,
+        results=read_result_signing(env, state.mode),
     )
 
 

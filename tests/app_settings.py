@@ -23,7 +23,12 @@ SMALL_SOLVER_BUDGETS = {
 
 def settings_for_tests(**environ: str) -> Settings:
     """The test settings, with ``environ`` (variable name -> text, as in the environment)
-    on top; the process's own environment plays no part."""
+    on top; the process's own environment plays no part. A signed or sealed mode that
+    names no result key ring gets the tests' (:data:`TEST_RESULT_KEYS`), which those
+    modes require."""
+    protected = environ.get("STATE_PROTECTION", "open").strip().lower() not in ("", "open")
+    if protected and "RESULT_KEYS" not in environ and "RESULT_KEYS_FILE" not in environ:
+        environ = {**environ, "RESULT_KEYS": TEST_RESULT_KEYS}
     return read_settings({**SMALL_SOLVER_BUDGETS, **environ})
 
 
@@ -35,6 +40,18 @@ def key_for_tests(kid: str) -> str:
 
 # The signed-mode test ring: k2 signs, k1 (older) still verifies.
 TEST_STATE_KEYS = f"{key_for_tests('k2')},{key_for_tests('k1')}"
+
+
+def result_key_for_tests(kid: str) -> str:
+    """``kid:<base64 Ed25519 private key>`` of a fixed 32-byte test-only key per key id
+    (derived from the id, so never a real one)."""
+    private = (b"result-" + kid.encode() + b"-") * 32
+    return f"{kid}:{base64.b64encode(private[:32]).decode()}"
+
+
+# The result key ring of the signed and sealed test apps: r2 signs results' JWS, r1 is
+# listed in the JWKS as an older key.
+TEST_RESULT_KEYS = f"{result_key_for_tests('r2')},{result_key_for_tests('r1')}"
 
 
 def signed_settings_for_tests(keys: str = TEST_STATE_KEYS, **environ: str) -> Settings:

@@ -16,6 +16,7 @@ from service.settings import read_settings
 OUT = Path(__file__).with_name("examples.json")
 # Example-only keys (never a real ring's): the examples' signatures are replaced anyway.
 EXAMPLE_KEYS = "example:" + "A" * 43 + ",older:" + "B" * 43
+EXAMPLE_RESULT_KEYS = "example:" + "C" * 43  # the result key ring the signed and sealed modes need
 PLACEHOLDER_MAC = "example-mac-not-a-real-signature-0123456789"  # 43 base64url characters
 PLACEHOLDER_SEALED = "example-sealed-part-not-a-real-one"
 
@@ -41,6 +42,7 @@ def play(mode: str, game: str) -> dict[str, Any]:
     env = {"SOLVER_PROCESSES": "0", "STATE_PROTECTION": mode}
     if mode != "open":
         env["STATE_KEYS"] = EXAMPLE_KEYS
+        env["RESULT_KEYS"] = EXAMPLE_RESULT_KEYS
     client = create_app(read_settings(env)).test_client()
     base = f"/v1/games/{game}"
 

@@ -31,6 +31,7 @@ from .daily import blp as daily_blp
 from .daily import json_query_parameter
 from .games_api import GameIdConverter, game_id_schema
 from .games_api import blp as games_blp
+from .keys_api import blp as keys_blp
 from .observability import (
     REQUEST_ID_ANSWER_DOC,
     REQUEST_ID_HEADER,
@@ -518,6 +519,7 @@ def create_app(settings: Settings | None = None, *, fast_routing: bool | None = 
     api.register_blueprint(solver_blp)
     api.register_blueprint(replays_blp)
     api.register_blueprint(daily_blp)
+    api.register_blueprint(keys_blp)
     app.register_blueprint(ops_blp)
     app.register_blueprint(web_blp)
     init_observability(app)

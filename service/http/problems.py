@@ -77,6 +77,9 @@ class ProblemCode(StrEnum):
     STATE_SEAL_INVALID = "state-seal-invalid", 403, "Invalid sealed part"
     # Sealed mode: a search asked to read the face-down cards (`"knowledge": "full"`).
     FULL_KNOWLEDGE_REFUSED = "full-knowledge-refused", 403, "Full knowledge refused"
+    # A replay asked for its result as a JWS (`"result_jws": true`) from an open-mode server,
+    # which signs no result (service/http/result_signing.py).
+    RESULT_JWS_UNAVAILABLE = "result-jws-unavailable", 422, "Result JWS unavailable"
     NOT_FOUND = "not-found", 404
     METHOD_NOT_ALLOWED = "method-not-allowed", 405
     UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", 415

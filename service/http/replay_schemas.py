@@ -18,10 +18,12 @@ from typing import Any, ClassVar, Final
 from marshmallow import fields, validate
 
 from .daily import Day
+from .result_signing import RESULT_JWS_FIELD
 from .schemas import (
     MOVE_TEXT,
     StateSchema,
     Strict,
+    StrictBoolean,
     answered_deal_field,
     autoplay_field,
     autoplay_request_field,
@@ -30,12 +32,14 @@ from .schemas import (
     legal_moves_field,
     move_field,
     options_field,
+    server_default,
     state_protection_field,
     status_field,
 )
 
 MAX_REPLAY_MOVES: Final = 1100
 SHA256_HEX_PATTERN: Final = r"^[0-9a-f]{64}$"
+JWS_COMPACT_PATTERN: Final = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
 
 
 DAILY_FIELD_TEXT: Final = (
@@ -69,6 +73,18 @@ class ReplayRequestSchema(Strict):
     )
     autoplay = autoplay_request_field(
         "`safe`: after each move, make every foundation move that can never hurt, as the moves endpoint does."
+    )
+    result_jws = StrictBoolean(
+        load_default=server_default(False),
+        data_key=RESULT_JWS_FIELD,
+        metadata={
+            "description": (
+                "`true`: the answer also carries `result_jws`, the result as a compact JWS signed with the server's "
+                "Ed25519 result key, which anyone can check with the public keys at `/.well-known/jwks.json` "
+                "(docs/replays.md). Signed and sealed modes only: an open server answers 422 "
+                "`result-jws-unavailable`. Default: `false`."
+            ),
+        },
     )
 
 
@@ -125,3 +141,16 @@ class ReplayResponseSchema(Strict):
     status = status_field()
     moves = fields.Integer(required=True, metadata={"description": "Number of moves replayed."})
     result = fields.Nested(ReplayResultSchema, required=True)
+    result_jws = fields.String(
+        data_key=RESULT_JWS_FIELD,
+        validate=validate.Regexp(JWS_COMPACT_PATTERN),
+        metadata={
+            "description": (
+                "Only when the request set `result_jws`: `result` as a compact JWS (RFC 7515), header "
+                "`{\"alg\":\"EdDSA\",\"kid\":...,\"typ\":\"patience-result+jws\"}`, payload the canonical JSON of "
+                "`result`, Ed25519 signature (RFC 8037). Check it with the key of its `kid` at "
+                "`/.well-known/jwks.json`; no secret is needed (docs/replays.md)."
+            ),
+            "example": "eyJhbGciOiJFZERTQSIsImtpZCI6InIyIiwidHlwIjoicGF0aWVuY2UtcmVzdWx0K2p3cyJ9.e30.c2ln",
+        },
+    )

@@ -68,6 +68,7 @@ from .daily import daily_position
 from .games_api import ANSWER_HEADERS, POSITION_LINKS, game_or_404, json_answer, read_move
 from .problems import ApiError, ProblemCode
 from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
+from .result_signing import RESULT_JWS_FIELD, sign_result, signs_results
 from .schemas import Autoplay
 from .state_protection import Position, dealt_position, position_answer
 from .state_signing import SIGNATURE_FIELD, canonical_json, keyed_mac, protects
@@ -164,14 +165,24 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
 
     The first illegal move answers 409 `illegal-move`, an unreadable one 422
     `invalid-move`, each with its `move_index`. In sealed mode the replay starts from the
-    keyed deal the service deals under that number."""
-    protection = current_settings().state
+    keyed deal the service deals under that number. With `"result_jws": true` the answer
+    also carries the result as an Ed25519 JWS that anyone can check with the public keys
+    at `/.well-known/jwks.json` (422 `result-jws-unavailable` in open mode)."""
+    settings = current_settings()
+    protection = settings.state
     deal: int | None = body.get("deal")
     daily: date | None = body.get("daily")
     if (deal is None) == (daily is None):
         raise ApiError(
             ProblemCode.INVALID_BODY, "a replay starts from its `deal` or from its `daily` day: one of the two",
             [("/deal" if deal is None else "/daily", "give `deal` or `daily`, not both, not neither")],
+        )
+    wants_jws = body.get(RESULT_JWS_FIELD, False)
+    if wants_jws and not (protects(protection) and signs_results(settings.results)):
+        raise ApiError(
+            ProblemCode.RESULT_JWS_UNAVAILABLE,
+            "this server runs in open mode and signs no result: `result_jws` needs the signed or sealed mode",
+            [(f"/{RESULT_JWS_FIELD}", "only signed and sealed servers sign results")],
         )
     game = game_or_404(game_id, body.get("options"))
     if deal is not None:
@@ -182,11 +193,11 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
     final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
     answer = position_answer(protection, final)
     moves = [move_to_json(game, m) for m in played]
-    return json_answer({
-        **answer,
-        "moves": len(moves),
-        "result": replay_result(protection, final, moves, body["autoplay"], answer["status"], daily),
-    })
+    result = replay_result(protection, final, moves, body["autoplay"], answer["status"], daily)
+    replayed = {**answer, "moves": len(moves), "result": result}
+    if wants_jws:  # only when asked: an answer gains a field only on request (v1)
+        replayed[RESULT_JWS_FIELD] = sign_result(settings.results, result)
+    return json_answer(replayed)
 
 
 __all__ = ["REPLAY_DOMAIN", "blp", "replay", "replay_result"]

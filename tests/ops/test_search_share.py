@@ -21,7 +21,7 @@ import pytest
 
 from service.solver.pool import Refusal
 from service.solver.settings import KILL_GRACE_SECONDS
-from tests.app_settings import key_for_tests
+from tests.app_settings import TEST_RESULT_KEYS, key_for_tests
 from tests.ops.servers import Backend
 from tests.solver.test_deterministic_under_load import masked
 
@@ -56,7 +56,10 @@ def post(conn: http.client.HTTPConnection, path: str, body: dict[str, Any]) -> t
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
     backend = Backend(
         "share", tmp_path_factory.mktemp("share"), workers=2, threads=4,
-        env={"STATE_PROTECTION": "sealed", "STATE_KEYS": key_for_tests("k1"), "DEAL_KEYS": key_for_tests("k1"), "HINT_SECONDS": str(HINT_SECONDS)},
+        env={
+            "STATE_PROTECTION": "sealed", "STATE_KEYS": key_for_tests("k1"), "DEAL_KEYS": key_for_tests("k1"),
+            "RESULT_KEYS": TEST_RESULT_KEYS, "HINT_SECONDS": str(HINT_SECONDS),
+        },
     )
     backend.start()
     try:

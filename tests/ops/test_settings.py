@@ -30,7 +30,7 @@ from service.settings import (
     read_settings,
 )
 from service.solver import SolverSettings
-from tests.app_settings import settings_for_tests
+from tests.app_settings import result_key_for_tests, settings_for_tests
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -232,7 +232,7 @@ SECRET_B = base64.urlsafe_b64encode(b"\xfb" * 40).decode().rstrip("=")  # URL-sa
 
 
 def test_signed_mode_reads_its_key_ring_first_key_first() -> None:
-    s = read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f" k2:{SECRET_A} , k1:{SECRET_B}"}).state
+    s = read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f" k2:{SECRET_A} , k1:{SECRET_B}", **RESULT_RING}).state
     assert s.mode == StateProtection.SIGNED
     assert [(k.kid, k.secret) for k in s.keys] == [("k2", b"a" * 32), ("k1", b"\xfb" * 40)]
     assert SECRET_A not in repr(s) and "aaaa" not in repr(s)  # a settings object in a log shows no secret
@@ -241,12 +241,16 @@ def test_signed_mode_reads_its_key_ring_first_key_first() -> None:
 def test_the_key_ring_may_come_from_a_file(tmp_path: Path) -> None:
     ring = tmp_path / "state-keys"
     ring.write_text(f"k2:{SECRET_A}\nk1:{SECRET_B}\n")
-    s = read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS_FILE": str(ring)}).state
+    s = read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS_FILE": str(ring), **RESULT_RING}).state
     assert [k.kid for k in s.keys] == ["k2", "k1"]
     with pytest.raises(RuntimeError, match="STATE_KEYS_FILE: cannot read the key file"):
         read_settings({"STATE_KEYS_FILE": str(tmp_path / "missing")})
     with pytest.raises(RuntimeError, match="STATE_KEYS or STATE_KEYS_FILE, not both"):
         read_settings({"STATE_KEYS": f"k1:{SECRET_A}", "STATE_KEYS_FILE": str(ring)})
+
+
+# The signed and sealed modes also need a result key ring (issue 28).
+RESULT_RING = {"RESULT_KEYS": result_key_for_tests("r1")}
 
 
 @pytest.mark.parametrize("environ", [{"STATE_PROTECTION": "signed"}, {"STATE_PROTECTION": "signed", "STATE_KEYS": " "}])
@@ -261,7 +265,7 @@ def test_signed_mode_refuses_to_start_without_a_key(environ: dict[str, str], mon
 
 @pytest.mark.parametrize("mode", ["signed", "sealed"])
 def test_protected_modes_need_a_key_and_unknown_modes_are_refused(mode: str) -> None:
-    keys = {"STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS": f"d1:{SECRET_B}"}
+    keys = {"STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS": f"d1:{SECRET_B}", **RESULT_RING}
     assert read_settings({"STATE_PROTECTION": mode, **keys}).state.mode == mode
     with pytest.raises(RuntimeError, match=f"STATE_PROTECTION={mode} needs a key ring"):
         read_settings({"STATE_PROTECTION": mode})

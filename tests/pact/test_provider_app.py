@@ -55,7 +55,10 @@ def ring_file(tmp_path: Path, text: str) -> str:
 
 # --- starting ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("variable", ["STATE_KEYS", "STATE_KEYS_FILE", "STATE_PROTECTION", "DEAL_KEYS", "DEAL_KEYS_FILE"])
+@pytest.mark.parametrize(
+    "variable",
+    ["STATE_KEYS", "STATE_KEYS_FILE", "STATE_PROTECTION", "DEAL_KEYS", "DEAL_KEYS_FILE", "RESULT_KEYS", "RESULT_KEYS_FILE"],
+)
 def test_refuses_to_start_beside_a_production_key_variable(variable: str) -> None:
     """Whatever else is given, a production key or mode variable stops the start, before
     any key is read (the message names the variable, never a secret)."""
