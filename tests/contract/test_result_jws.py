@@ -187,7 +187,7 @@ def test_a_result_signed_before_a_rotation_verifies_with_the_new_jwks() -> None:
 
 # --- the settings ---------------------------------------------------------------------------
 
-SEALED = {"STATE_PROTECTION": "sealed", "STATE_KEYS": "k1:" + "A" * 43}
+SEALED = {"STATE_PROTECTION": "sealed", "STATE_KEYS": "k1:" + "A" * 43, "DEAL_KEYS": "d1:" + "B" * 43}
 
 
 @pytest.mark.parametrize(("environ", "message"), [

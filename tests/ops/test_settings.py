@@ -304,20 +304,20 @@ def test_an_app_built_with_signed_settings_and_no_key_is_refused() -> None:
 
 def test_sealed_mode_refuses_to_start_without_a_deal_key_and_says_how_to_migrate() -> None:
     with pytest.raises(RuntimeError, match=r"STATE_PROTECTION=sealed needs a deal key ring: set DEAL_KEYS or DEAL_KEYS_FILE.*first entry of STATE_KEYS"):
-        read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}"})
-    assert read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f"k1:{SECRET_A}"}).state.deal_keys == ()
+        read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", **RESULT_RING})
+    assert read_settings({"STATE_PROTECTION": "signed", "STATE_KEYS": f"k1:{SECRET_A}", **RESULT_RING}).state.deal_keys == ()
 
 
 def test_the_deal_key_ring_is_read_apart_from_the_state_keys(tmp_path: Path) -> None:
-    s = read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS": f"d2:{SECRET_B},d1:{SECRET_A}"}).state
+    s = read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS": f"d2:{SECRET_B},d1:{SECRET_A}", **RESULT_RING}).state
     assert [k.kid for k in s.keys] == ["k1"] and [(k.kid, k.secret) for k in s.deal_keys] == [("d2", b"\xfb" * 40), ("d1", b"a" * 32)]
     assert SECRET_B not in repr(s)
     ring = tmp_path / "deal-keys"
     ring.write_text(f"d1:{SECRET_B}\n")
-    s = read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS_FILE": str(ring)}).state
+    s = read_settings({"STATE_PROTECTION": "sealed", "STATE_KEYS": f"k1:{SECRET_A}", "DEAL_KEYS_FILE": str(ring), **RESULT_RING}).state
     assert [k.kid for k in s.deal_keys] == ["d1"]
     with pytest.raises(RuntimeError, match="DEAL_KEYS or DEAL_KEYS_FILE, not both"):
-        read_settings({"DEAL_KEYS": f"d1:{SECRET_A}", "DEAL_KEYS_FILE": str(ring)})
+        read_settings({"DEAL_KEYS": f"d1:{SECRET_A}", "DEAL_KEYS_FILE": str(ring), **RESULT_RING})
     with pytest.raises(RuntimeError, match="environment variable DEAL_KEYS: key 1 is not"):
         read_settings({"DEAL_KEYS": "d1 nothing"})
 
