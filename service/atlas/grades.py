@@ -50,6 +50,7 @@ NEVER_GRADED: dict[str, str] = {
     "forty-thieves": "not graded: the atlas leaves about half of its deals undecided at its budget, "
                      "so the winnable deals a calibration would divide are not known",
 }
+GRADED_DEAL_TRIES = 200  # the most deals one request for a deal of a grade tries
 SCORE = "positions the solver visits to solve the deal at the atlas budget"
 
 

@@ -62,6 +62,10 @@ class ProblemCode(StrEnum):
     UNKNOWN_GAME = "unknown-game", 404, "Unknown game"
     ILLEGAL_MOVE = "illegal-move", 409, "Illegal move"
     NO_WINNABLE_DEAL = "no-winnable-deal", 422, "No winnable deal found"
+    # Difficulty grades (service/atlas/grades.py): no deal of the grade asked within the
+    # tries and budget; a game (or options) without a calibration.
+    NO_GRADED_DEAL = "no-graded-deal", 422, "No deal of that difficulty found"
+    NOT_GRADED = "not-graded", 422, "Difficulty not graded"
     # Signed mode (STATE_PROTECTION=signed, service/http/state_signing.py): a state sent back
     # without its signature, with one that is not a signature, one made with a key the server
     # no longer lists, or one that does not match the state. Never played on.
