@@ -8,6 +8,11 @@ The players, none of which reads the solver's score:
   (``loop``) or :data:`MAX_MOVES` moves.
 - ``fresh``: the same, but the first legal move to a position not seen before in the game
   (so it never loops; it stops when every move leads back).
+- ``dfs``: a small search, stronger: depth first over the engine's legal moves in the
+  engine's order, safe autoplay after each, never twice through a position, at most
+  :data:`DFS_POSITIONS` positions. It is not the solver (no plug-in's move order, pruning
+  or canonical positions), but it is a search, so it shares the score's mechanism in part:
+  a deal the solver solves in few positions tends to be one a plain search solves early.
 
 Deals are graded by :func:`.grades.grade_of` (a solve at the atlas budget each), from
 ``start`` on, until each grade has ``per_grade`` deals or ``scan`` deals were tried.
@@ -30,6 +35,7 @@ from .grades import GRADES, Grade, calibrations, grade_of
 from .table import percent, wilson
 
 MAX_MOVES = 1_000
+DFS_POSITIONS = 2_000
 
 
 class Baseline(StrEnum):
@@ -37,10 +43,13 @@ class Baseline(StrEnum):
 
     FIRST = "first"
     FRESH = "fresh"
+    DFS = "dfs"
 
 
 def play(game: Game, state: State, player: Baseline) -> bool:
     """Whether ``player`` wins the deal dealt as ``state``."""
+    if player is Baseline.DFS:
+        return search(game, state, DFS_POSITIONS)
     state = run_autoplay(game, state)[0]
     seen = {state}
     before: State | None = None
@@ -66,16 +75,42 @@ def play(game: Game, state: State, player: Baseline) -> bool:
     return game.is_won(state)
 
 
+def search(game: Game, state: State, most: int) -> bool:
+    """Whether a depth-first search over the engine's moves (see the module's docstring)
+    wins from ``state`` visiting at most ``most`` positions."""
+    state = run_autoplay(game, state)[0]
+    seen = {state}
+    stack = [iter(game.legal_moves(state))]
+    states = [state]
+    while stack:
+        for move in stack[-1]:
+            child = run_autoplay(game, game.apply(states[-1], move))[0]
+            if child in seen:
+                continue
+            if game.is_won(child):
+                return True
+            seen.add(child)
+            if len(seen) >= most:
+                return False
+            stack.append(iter(game.legal_moves(child)))
+            states.append(child)
+            break
+        else:
+            stack.pop()
+            states.pop()
+    return game.is_won(state)
+
+
 def _grade(task: tuple[str, int]) -> tuple[int, Grade | None]:
     game_id, deal = task
     return deal, grade_of(game_id, deal)
 
 
-def _play(task: tuple[str, int]) -> tuple[int, bool, bool]:
+def _play(task: tuple[str, int]) -> tuple[int, dict[Baseline, bool]]:
     game_id, deal = task
     game = get_game(game_id)
     state = game.deal_state(deal)
-    return deal, play(game, state, Baseline.FIRST), play(game, state, Baseline.FRESH)
+    return deal, {player: play(game, state, player) for player in Baseline}
 
 
 @dataclass(frozen=True)
@@ -122,16 +157,14 @@ def validate(
     chosen = sample(game_id, start, per_grade, scan, workers, known or {})
     tasks = [(game_id, d) for deals in chosen.values() for d in deals]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        results = {deal: (first, fresh) for deal, first, fresh in pool.imap(_play, tasks, chunksize=4)}
-    return [Row(game_id, g, deals, {Baseline.FIRST: sum(results[d][0] for d in deals),
-                                    Baseline.FRESH: sum(results[d][1] for d in deals)})
-            for g, deals in chosen.items()]
+        results = dict(pool.imap(_play, tasks, chunksize=4))
+    return [Row(game_id, g, deals, {p: sum(results[d][p] for d in deals) for p in Baseline}) for g, deals in chosen.items()]
 
 
 def markdown(rows: Iterable[Row]) -> str:
     """The validation table in Markdown: per game and grade, each player's share won."""
-    out = ["| game | grade | deals (range) | `first` won, 95% interval | `fresh` won, 95% interval |",
-           "|---|---|---:|---|---|"]
+    out = ["| game | grade | deals (range) | " + " | ".join(f"`{p.value}` won, 95% interval" for p in Baseline) + " |",
+           "|---|---|---:|" + "---|" * len(Baseline)]
     for r in rows:
         n = len(r.deals)
         where = f"{n} ({min(r.deals)}-{max(r.deals)})" if n else "0"
@@ -139,5 +172,5 @@ def markdown(rows: Iterable[Row]) -> str:
         for player in Baseline:
             low, high = wilson(r.won[player], n)
             cells.append(f"{r.won[player]}: {percent(low)} to {percent(high)}" if n else "-")
-        out.append(f"| {r.game_id} | {r.grade.value} | {where} | {cells[0]} | {cells[1]} |")
+        out.append(f"| {r.game_id} | {r.grade.value} | {where} | " + " | ".join(cells) + " |")
     return "\n".join(out)
