@@ -236,9 +236,10 @@ GRADING_SECONDS: Final = SOLVER_LIMITS.max_seconds  # the atlas budget one deal'
 def deal_game(body: dict[str, Any], game_id: str) -> Response:
     """Deal a game: deal `deal` (or one the service picks) with the given options.
 
-    With `"winnable": true` the solver looks for a winnable deal from there on: 503
-    `solver-busy`, with `Retry-After`, at once when every solver process of the server is
-    busy and its queue is full."""
+    With `"winnable": true` the solver looks for a winnable deal from there on, with
+    `"difficulty"` for a winnable deal of that grade, and `"grade": true` grades the deal
+    dealt (the answer's `difficulty`, only then): 503 `solver-busy`, with `Retry-After`,
+    at once when every solver process of the server is busy and its queue is full."""
     game = game_or_404(game_id, body.get("options"))
     deal = body.get("deal")
     if deal is None:
