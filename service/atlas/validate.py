@@ -13,6 +13,9 @@ The players, none of which reads the solver's score:
   :data:`DFS_POSITIONS` positions. It is not the solver (no plug-in's move order, pruning
   or canonical positions), but it is a search, so it shares the score's mechanism in part:
   a deal the solver solves in few positions tends to be one a plain search solves early.
+- ``greedy``: ``dfs`` with a human's move order: moves to a foundation first, then onto a
+  card of the tableau, then to an empty tableau pile, then to a cell or reserve, then the
+  rest (stock, redeal), longer runs first within each.
 
 Deals are graded by :func:`.grades.grade_of` (a solve at the atlas budget each), from
 ``start`` on, until each grade has ``per_grade`` deals or ``scan`` deals were tried.
@@ -22,11 +25,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from service.engine.core import Game, State
+from service.engine.core import Game, GroupName, Move, State
 from service.engine.registry import get_game
 from service.solver.autoplay import run_autoplay
 
@@ -44,12 +47,15 @@ class Baseline(StrEnum):
     FIRST = "first"
     FRESH = "fresh"
     DFS = "dfs"
+    GREEDY = "greedy"
 
 
 def play(game: Game, state: State, player: Baseline) -> bool:
     """Whether ``player`` wins the deal dealt as ``state``."""
     if player is Baseline.DFS:
         return search(game, state, DFS_POSITIONS)
+    if player is Baseline.GREEDY:
+        return search(game, state, DFS_POSITIONS, human_order)
     state = run_autoplay(game, state)[0]
     seen = {state}
     before: State | None = None
@@ -75,12 +81,36 @@ def play(game: Game, state: State, player: Baseline) -> bool:
     return game.is_won(state)
 
 
-def search(game: Game, state: State, most: int) -> bool:
-    """Whether a depth-first search over the engine's moves (see the module's docstring)
-    wins from ``state`` visiting at most ``most`` positions."""
+GROUP_ORDER = {GroupName.FOUNDATION: 0, GroupName.TABLEAU: 1, GroupName.CELL: 3, GroupName.RESERVE: 3}
+
+
+def human_order(game: Game, state: State, moves: list[Move]) -> list[Move]:
+    """``moves`` in the order a person tries them (the ``greedy`` player's)."""
+    def rank(move: Move) -> tuple[int, int]:
+        if move.dst < 0:
+            return 4, 0
+        group = game.pile_refs[move.dst][0]
+        order = GROUP_ORDER.get(GroupName(group), 4)
+        if order == 1 and not state.piles[move.dst]:
+            order = 2
+        return order, -move.count
+    return sorted(moves, key=rank)
+
+
+def engine_order(game: Game, state: State, moves: list[Move]) -> list[Move]:
+    """``moves`` as the engine lists them."""
+    return moves
+
+
+def search(
+    game: Game, state: State, most: int,
+    order: Callable[[Game, State, list[Move]], list[Move]] = engine_order,
+) -> bool:
+    """Whether a depth-first search over the engine's moves, tried in ``order`` (see the
+    module's docstring), wins from ``state`` visiting at most ``most`` positions."""
     state = run_autoplay(game, state)[0]
     seen = {state}
-    stack = [iter(game.legal_moves(state))]
+    stack = [iter(order(game, state, game.legal_moves(state)))]
     states = [state]
     while stack:
         for move in stack[-1]:
@@ -92,7 +122,7 @@ def search(game: Game, state: State, most: int) -> bool:
             seen.add(child)
             if len(seen) >= most:
                 return False
-            stack.append(iter(game.legal_moves(child)))
+            stack.append(iter(order(game, child, game.legal_moves(child))))
             states.append(child)
             break
         else:
