@@ -88,7 +88,9 @@ def parser() -> argparse.ArgumentParser:
         if name == "table":
             c.add_argument("--write", action="store_true", help=f"update {table.ASSET.name}")
     c = sub.add_parser("grades")
-    c.add_argument("--data", type=Path, required=True, help="the results directory `run` wrote")
+    c.add_argument("--data", type=Path, action="append", required=True,
+                   help="a results directory `run` wrote (repeatable: a game's lines are read from the first "
+                        "that holds all its deals of the range)")
     c.add_argument("--games", type=games, default=[g for g in game_ids() if g not in grades.NEVER_GRADED],
                    help="comma-separated game ids, or all")
     c.add_argument("--deals", type=deal_range, default=deal_range("1-20000"), help="the calibration range")
@@ -116,9 +118,14 @@ def calibrate(args: argparse.Namespace) -> int:
         reasons[gid] = why
     found: dict[str, grades.Calibration] = {}
     for gid in args.games:
-        lines = batch.merge(args.data, gid, args.deals, write=False) if batch.block_files(args.data, gid, args.deals) else []
+        lines: list[batch.DealLine] = []
+        for data in args.data:
+            lines = batch.merge(data, gid, args.deals, write=False) if batch.block_files(data, gid, args.deals) else []
+            if len(lines) == len(args.deals):
+                break
         if len(lines) != len(args.deals):
-            print(f"{gid}: {len(lines)} of {len(args.deals)} deals in {args.data}: not graded", file=sys.stderr)
+            print(f"{gid}: not all of deals {args.deals.start}-{args.deals.stop - 1} in {', '.join(map(str, args.data))}:"
+                  " not graded", file=sys.stderr)
             reasons.setdefault(gid, f"not calibrated: no atlas data on deals {args.deals.start}-{args.deals.stop - 1}")
             continue
         c = found[gid] = grades.calibrate(lines)
