@@ -5,6 +5,8 @@
            deploy/k8s/atlas-job.yaml passes from the pod's completion index)
     merge  one file per game, one line per deal, by deal
     table  the winnability table from the merged files; --write updates the shipped asset
+    grades difficulty thresholds per game from the per-deal lines (--write: the asset)
+    validate  cheap players' wins per grade, on deals the calibration did not use
 
 Each takes --player: solver (the default: every card known, the winnability table) or
 hints (a player who follows the service's player-knowledge hints).
@@ -21,7 +23,7 @@ from pathlib import Path
 from service.engine.core import MAX_DEAL
 from service.engine.registry import game_ids
 
-from . import batch, table
+from . import batch, grades, table, validate
 from .players import Player
 
 
@@ -85,7 +87,73 @@ def parser() -> argparse.ArgumentParser:
                        help="who played the deals (default: solver)")
         if name == "table":
             c.add_argument("--write", action="store_true", help=f"update {table.ASSET.name}")
+    c = sub.add_parser("grades")
+    c.add_argument("--data", type=Path, action="append", required=True,
+                   help="a results directory `run` wrote (repeatable: a game's lines are read from the first "
+                        "that holds all its deals of the range)")
+    c.add_argument("--games", type=games, default=[g for g in game_ids() if g not in grades.NEVER_GRADED],
+                   help="comma-separated game ids, or all")
+    c.add_argument("--deals", type=deal_range, default=deal_range("1-20000"), help="the calibration range")
+    c.add_argument("--reason", action="append", default=[], metavar="GAME=TEXT",
+                   help="why a game without data is not graded (repeatable)")
+    c.add_argument("--write", action="store_true", help=f"update {grades.ASSET.name}")
+    c = sub.add_parser("validate")
+    c.add_argument("--data", type=Path, default=None,
+                   help="a results directory whose lines grade deals without solving them again")
+    c.add_argument("--games", type=games, required=True, help="comma-separated game ids, or all")
+    c.add_argument("--per-game", type=whole_number(1), required=True, help="deals of each grade per game")
+    c.add_argument("--scan", type=whole_number(1), default=5000, help="the most deals graded per game")
+    c.add_argument("--workers", type=whole_number(0), default=0, help="processes (0: one per core)")
     return p
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    """``grades``: calibrate each game on its lines of ``--deals``."""
+    reasons = dict(grades.NEVER_GRADED)
+    for text in args.reason:
+        gid, sep, why = text.partition("=")
+        if not sep or gid not in game_ids():
+            print(f"--reason {text!r}: not GAME=TEXT", file=sys.stderr)
+            return 2
+        reasons[gid] = why
+    found: dict[str, grades.Calibration] = {}
+    for gid in args.games:
+        lines: list[batch.DealLine] = []
+        for data in args.data:
+            lines = batch.merge(data, gid, args.deals, write=False) if batch.block_files(data, gid, args.deals) else []
+            if len(lines) == len(args.deals):
+                break
+        if len(lines) != len(args.deals):
+            print(f"{gid}: not all of deals {args.deals.start}-{args.deals.stop - 1} in {', '.join(map(str, args.data))}:"
+                  " not graded", file=sys.stderr)
+            reasons.setdefault(gid, f"not calibrated: no atlas data on deals {args.deals.start}-{args.deals.stop - 1}")
+            continue
+        c = found[gid] = grades.calibrate(lines)
+        reasons.pop(gid, None)
+        shares = ", ".join(f"{g} {c.counts[g] / c.won:.1%}" for g in c.counts)
+        print(f"{gid}: {c.won} winnable deals; thresholds {c.thresholds}; {shares}")
+    for gid in game_ids():
+        if gid not in found:
+            reasons.setdefault(gid, "not calibrated")
+    if args.write:
+        grades.write_asset(found, {g: r for g, r in reasons.items() if g not in found})
+    return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    """``validate``: cheap players' wins per grade past each game's calibration range."""
+    rows = []
+    for gid in args.games:
+        calibration = grades.calibrations().get(gid)
+        if calibration is None:
+            print(f"{gid}: not graded", file=sys.stderr)
+            continue
+        known = {}
+        if args.data is not None and batch.block_files(args.data, gid):
+            known = {line.deal: line for line in batch.merge(args.data, gid, write=False)}
+        rows.extend(validate.validate(gid, calibration.last_deal + 1, args.per_game, args.scan, args.workers, known))
+    print(validate.markdown(rows))
+    return 0
 
 
 def solve(args: argparse.Namespace) -> int:
@@ -138,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     """The command line: its exit status (2: bad arguments; 1: the results refused)."""
     args = parser().parse_args(argv)
     try:
+        if args.command == "grades":
+            return calibrate(args)
+        if args.command == "validate":
+            return check(args)
         return solve(args) if args.command in ("run", "job") else tabulate(args)
     except (OSError, batch.BadResults, batch.ConflictingResults, table.GapInDeals) as e:
         print(f"python -m service.atlas {args.command}: {e}", file=sys.stderr)

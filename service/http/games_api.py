@@ -13,9 +13,11 @@ from typing import Any, Final
 from flask import Response
 from werkzeug.routing import BaseConverter
 
+from service.atlas.grades import GRADED_DEAL_TRIES, Grade, NotGraded, calibration_of, first_graded_deal, grade_state
+from service.atlas.players import SOLVER_LIMITS
 from service.engine.core import Game, Move, RulesError
 from service.engine.registry import GAME_CLASSES, get_game
-from service.settings import StateProtectionSettings
+from service.settings import SOLVER_HARD_CAP_SECONDS, StateProtectionSettings
 from service.solver import first_winnable_deal
 from service.solver.autoplay import run_autoplay
 from service.solver.pool import Search
@@ -39,7 +41,7 @@ from .schemas import (
     ValidateResponseSchema,
     WinnabilitySchema,
 )
-from .searches import run_search
+from .searches import refuse_unless_room, run_search
 from .state_protection import Position, deal_seeds, dealt_position, move_answer, position_answer, read_position
 from .wire import (
     CARD_MOVE,
@@ -213,6 +215,7 @@ def get_winnability(game_id: str) -> dict[str, Any]:
 
 
 DEAL_EXAMPLE = examples.deal_example()
+GRADING_SECONDS: Final = SOLVER_LIMITS.max_seconds  # the atlas budget one deal's grading may take
 
 
 @blp.route("/<game:game_id>/deals", methods=["POST"])
@@ -233,16 +236,69 @@ DEAL_EXAMPLE = examples.deal_example()
 def deal_game(body: dict[str, Any], game_id: str) -> Response:
     """Deal a game: deal `deal` (or one the service picks) with the given options.
 
-    With `"winnable": true` the solver looks for a winnable deal from there on: 503
-    `solver-busy`, with `Retry-After`, at once when every solver process of the server is
-    busy and its queue is full."""
+    With `"winnable": true` the solver looks for a winnable deal from there on, with
+    `"difficulty"` for a winnable deal of that grade, and `"grade": true` grades the deal
+    dealt (the answer's `difficulty`, only then): 503 `solver-busy`, with `Retry-After`,
+    at once when every solver process of the server is busy and its queue is full."""
     game = game_or_404(game_id, body.get("options"))
     deal = body.get("deal")
     if deal is None:
         deal = 1 + secrets.randbelow(RANDOM_DEAL_LIMIT)
     protection = current_settings().state
-    dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(protection, game, deal)
-    return json_answer({"deal": format_deal(dealt.deal), **position_answer(protection, dealt)})
+    asked = body.get("difficulty")
+    if asked is None and not body.get("grade"):  # v1's answer, unchanged
+        dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(protection, game, deal)
+        return json_answer({"deal": format_deal(dealt.deal), **position_answer(protection, dealt)})
+    grade: Grade | None
+    if asked is not None:
+        dealt, grade = graded_deal(game, Grade(asked), deal)
+    else:
+        not_graded_or_go(game)
+        dealt = winnable_deal(game, deal) if body.get("winnable") else dealt_position(protection, game, deal)
+        grade = run_search(Search(grade_state, game, (dealt.state,), graded_search_seconds()))
+    difficulty = None if grade is None else grade.value
+    return json_answer({"deal": format_deal(dealt.deal), **position_answer(protection, dealt), "difficulty": difficulty})
+
+
+def not_graded_or_go(game: Game) -> None:
+    """422 ``not-graded`` at once for a game (or options) without a calibration, before any
+    search; then 503 ``solver-busy`` at once if the solver pool has no room."""
+    try:
+        calibration_of(game)
+    except NotGraded as e:
+        raise ApiError(ProblemCode.NOT_GRADED, str(e)) from None
+    refuse_unless_room()
+
+
+def graded_search_seconds() -> float:
+    """The pool's budget for a grading search: the server's solve budget, plus the atlas
+    budget one deal may take past it (:func:`~service.atlas.grades.first_graded_deal`),
+    within the solver's hard cap."""
+    return min(current_settings().solver.max_seconds + GRADING_SECONDS, SOLVER_HARD_CAP_SECONDS)
+
+
+def graded_deal(game: Game, grade: Grade, start: int) -> tuple[Position, Grade]:
+    """The first deal from ``start`` on of difficulty ``grade`` (422 ``no-graded-deal`` if
+    none of :data:`~service.atlas.grades.GRADED_DEAL_TRIES` deals is, within the server's
+    solve budget in all); the search runs in the solver pool, as a winnable deal's does. In
+    sealed mode the grades are those of the keyed deals, as the player will get them."""
+    not_graded_or_go(game)
+    s = current_settings().solver
+    search = run_search(Search(
+        first_graded_deal, game,
+        (grade, start, GRADED_DEAL_TRIES, s.max_seconds, deal_seeds(current_settings().state, game)),
+        graded_search_seconds(),
+    ))
+    if search.found is None:
+        tried = search.tried
+        which = f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"
+        raise ApiError(
+            ProblemCode.NO_GRADED_DEAL,
+            f"none of {which} is a winnable deal of difficulty {grade.value} (searched within "
+            f"{s.max_seconds:g} s of budget in all); ask again from another deal number",
+        )
+    deal, state = search.found
+    return Position(game, state, deal), grade
 
 
 def winnable_deal(game: Game, start: int) -> Position:

@@ -66,6 +66,10 @@ class ProblemCode(StrEnum):
     # not YYYY-MM-DD, options not a JSON object), and a day the window does not hold.
     INVALID_QUERY = "invalid-query", 400, "Invalid query parameter"
     DAILY_OUT_OF_WINDOW = "daily-out-of-window", 422, "Day out of the daily window"
+    # Difficulty grades (service/atlas/grades.py): no deal of the grade asked within the
+    # tries and budget; a game (or options) without a calibration.
+    NO_GRADED_DEAL = "no-graded-deal", 422, "No deal of that difficulty found"
+    NOT_GRADED = "not-graded", 422, "Difficulty not graded"
     # Signed mode (STATE_PROTECTION=signed, service/http/state_signing.py): a state sent back
     # without its signature, with one that is not a signature, one made with a key the server
     # no longer lists, or one that does not match the state. Never played on.

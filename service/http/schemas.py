@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final, cast
 
 from marshmallow import EXCLUDE, ValidationError, fields, validate
 
+from service.atlas.grades import GRADED_DEAL_TRIES, Grade
 from service.engine.cards import CARD_CODES
 from service.engine.core import GROUP_NAMES, Action, EventKind, Fan, GroupName, Status
 from service.engine.registry import GAME_CLASSES
@@ -733,6 +734,24 @@ class DealRequestSchema(Strict):
             )
         },
     )
+    difficulty = fields.String(
+        validate=validate.OneOf([g.value for g in Grade]),
+        metadata=component("Difficulty", description=(
+            "Answer the first deal at or after `deal` (or the number the service picks) that is winnable and of "
+            "this difficulty grade (the answer's `difficulty` says it), trying at most "
+            f"{GRADED_DEAL_TRIES} deals within the solver's budget: 422 `no-graded-deal` when none is found, 422 `not-graded` for a game "
+            "(or options other than the defaults) without a calibration. Implies `winnable`."
+        )),
+    )
+    grade = StrictBoolean(
+        load_default=server_default(False),
+        metadata={
+            "description": (
+                "true: the answer carries the dealt deal's `difficulty` (null when the solver does not win it "
+                "at the atlas budget); 422 `not-graded` for a game without a calibration. Default: false."
+            )
+        },
+    )
 
 
 class DealResponseSchema(Strict):
@@ -740,6 +759,13 @@ class DealResponseSchema(Strict):
     state = fields.Nested(StateSchema, required=True)
     legal_moves = legal_moves_field()
     status = status_field()
+    difficulty = fields.String(
+        allow_none=True,
+        metadata=component("Difficulty", description=(
+            "Only when the request asked for it (`difficulty`, or `\"grade\": true`): the deal's grade, or null "
+            "when the solver does not win it at the atlas budget."
+        )),
+    )
 
 
 class Autoplay(StrEnum):
@@ -749,6 +775,11 @@ class Autoplay(StrEnum):
     SAFE = "safe"  # every foundation move that can never hurt (each game's ``autoplay_rule``)
 
 
+DIFFICULTY_TEXT: Final = (
+    "A winnable deal's difficulty grade, from the positions the solver visits to solve it at the atlas budget "
+    "(docs/atlas.md, \"Difficulty grades\"): per game, the easiest 40% of the winnable deals of the calibration "
+    "range are `easy`, the next 30% `medium`, 20% `hard`, the last 10% `expert`."
+)
 AUTOPLAY_TEXT: Final = (
     "What is played after each move: `none`, nothing; `safe`, every foundation move that can never hurt "
     "(each game's `autoplay` says which)."
@@ -942,6 +973,7 @@ SCHEMA_COMPONENTS: Final[dict[str, dict[str, Any]]] = {
         ],
     },
     "Autoplay": enum_component([a.value for a in Autoplay], AUTOPLAY_TEXT),
+    "Difficulty": enum_component([g.value for g in Grade], DIFFICULTY_TEXT),
     "StateProtection": enum_component([p.value for p in StateProtection], STATE_PROTECTION_TEXT),
     "Event": {
         "description": EVENT_TEXT,
