@@ -21,6 +21,15 @@ plus ``date``, with headers a CDN can serve it by: ``Cache-Control: public`` wit
 today's), and for a past day when it leaves the window (at most a year); a weak ``ETag``
 (the same day, game, options, deal and keys: the same deal, however its state is
 sealed), and ``If-None-Match`` answered 304.
+
+``?difficulty=<grade>`` (issue 28 item 3) answers the day's deal of that difficulty grade:
+the first deal of the grade from the day's number on (:func:`graded_daily`, which is
+``POST /deals``' ``difficulty`` search: :func:`.games_api.graded_deal`, in the solver pool,
+with its admission control and work bound), so it is the same for every caller that day
+and, in sealed mode, as unpredictable before the day as the day's number. The answer then
+carries ``difficulty`` (only then: v1's answer stays as it was), and the ETag covers the
+grade. A process remembers the last :data:`GRADED_DAILIES_KEPT` deals it found, so the
+day's later callers, and replays of the graded daily, cost no search.
 """
 
 from __future__ import annotations
@@ -34,16 +43,25 @@ from typing import Any, Final
 from flask import Response
 from marshmallow import ValidationError, fields
 
+from service.atlas.grades import Grade
 from service.engine.core import Game
 from service.settings import StateProtectionSettings
 
 from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint, parse_json
-from .games_api import ANSWER_HEADERS, POSITION_LINKS, RANDOM_DEAL_LIMIT, game_or_404, json_answer
+from .games_api import (
+    ANSWER_HEADERS,
+    POSITION_LINKS,
+    RANDOM_DEAL_LIMIT,
+    game_or_404,
+    graded_deal,
+    json_answer,
+    refuse_ungraded,
+)
 from .problems import ApiError, ProblemCode, flatten_messages
 from .request_context import current_request
-from .schemas import DealResponseSchema, Strict, options_field
+from .schemas import DealResponseSchema, Strict, component, difficulty_request_field, options_field
 from .state_protection import Position, dealt_position, is_sealed, position_answer
 from .state_sealing import derived_key
 from .state_signing import canonical_json, protects
@@ -53,6 +71,7 @@ DAILY_INFO: Final = b"patience-engine daily v1\n"  # HKDF info, followed by the 
 PUBLIC_DAILY_DOMAIN: Final = b"patience-engine public daily v1\n"  # open and signed modes: no key
 MAX_CACHE_SECONDS: Final = 365 * 24 * 3600  # the longest max-age given (a past day of a long window)
 DATE_TEXT: Final = "A UTC day, `YYYY-MM-DD`."
+GRADED_DAILIES_KEPT: Final = 256  # graded dailies a process remembers (a game, options, day and grade each)
 
 
 def utc_now() -> datetime:
@@ -83,11 +102,37 @@ def check_window(day: date, today: date, past_days: int, where: str) -> None:
         )
 
 
-def daily_position(protection: StateProtectionSettings, game: Game, day: date, where: str) -> Position:
+def daily_position(
+    protection: StateProtectionSettings, game: Game, day: date, where: str, grade: Grade | None = None,
+) -> Position:
     """The deal of ``game`` on ``day``, dealt as ``/deals`` deals its number (422 if the
-    day is out of the server's window)."""
+    day is out of the server's window); with ``grade``, the day's deal of that grade
+    (:func:`graded_daily`)."""
     check_window(day, utc_now().date(), current_settings().daily_past_days, where)
-    return dealt_position(protection, game, daily_deal(protection, game, day))
+    start = daily_deal(protection, game, day)
+    return dealt_position(protection, game, start) if grade is None else graded_daily(protection, game, start, grade)
+
+
+_graded_dailies: dict[tuple[str, ...], int] = {}  # graded_daily's memory: its key -> the deal found
+
+
+def graded_daily(protection: StateProtectionSettings, game: Game, start: int, grade: Grade) -> Position:
+    """The first deal of difficulty ``grade`` from the day's deal number ``start`` on, as
+    ``POST /deals`` with that ``difficulty`` finds it (422 ``not-graded``, 422
+    ``no-graded-deal``, 503 ``solver-busy`` as there). The search is deterministic (each
+    deal solved at the atlas budget, counted in positions), so the deal found is remembered
+    per mode, deal key, game, options, start and grade: the start is keyed by the deal key
+    in sealed mode, so another key (or secret) is another start, never a stale answer."""
+    deal_kid = protection.deal_keys[0].kid if is_sealed(protection) else ""
+    key = (protection.mode.value, deal_kid, game.id, canonical_json(game.options).decode(), str(start), grade.value)
+    found = _graded_dailies.get(key)
+    if found is not None:
+        return dealt_position(protection, game, found)
+    position, _ = graded_deal(game, grade, start)
+    if len(_graded_dailies) >= GRADED_DAILIES_KEPT:
+        _graded_dailies.pop(next(iter(_graded_dailies)), None)  # the oldest first
+    _graded_dailies[key] = position.deal
+    return position
 
 
 def cache_seconds(day: date, now: datetime, past_days: int) -> int:
@@ -99,12 +144,16 @@ def cache_seconds(day: date, now: datetime, past_days: int) -> int:
     return max(1, min(MAX_CACHE_SECONDS, int(left.total_seconds())))
 
 
-def daily_etag(protection: StateProtectionSettings, game: Game, day: date, deal: int) -> str:
+def daily_etag(protection: StateProtectionSettings, game: Game, day: date, deal: int, grade: Grade | None = None) -> str:
     """The answer's weak ETag: the mode, the day, the game, its options, the deal and the
     ids of the keys that sign and deal (a sealed answer is sealed afresh every time, so the
-    bytes differ, but the deal and the state's meaning are the same)."""
+    bytes differ, but the deal and the state's meaning are the same), and the grade asked
+    (only when asked: an answer without one keeps the ETag it had)."""
     kids = [protection.keys[0].kid if protects(protection) else "", protection.deal_keys[0].kid if is_sealed(protection) else ""]
-    tag = hashlib.sha256(canonical_json([protection.mode.value, day.isoformat(), game.id, game.options, deal, kids]))
+    tagged: list[Any] = [protection.mode.value, day.isoformat(), game.id, game.options, deal, kids]
+    if grade is not None:
+        tagged.append(grade.value)
+    tag = hashlib.sha256(canonical_json(tagged))
     return f'W/"{tag.hexdigest()[:32]}"'
 
 
@@ -152,9 +201,20 @@ class DailyQuerySchema(Strict):
             JSON_PARAMETER: {"$ref": "#/components/schemas/Options"},
         },
     )
+    difficulty = difficulty_request_field(
+        "The day's deal of this difficulty grade: the first deal of the grade from the day's deal on, found as "
+        "`POST /deals` finds a deal of a `difficulty` (the same for every caller that day); the answer then carries "
+        "`difficulty`. 422 `not-graded` for a game (or options other than the defaults) without a calibration, 422 "
+        "`no-graded-deal` when none is found within the search's budget. Omitted: the day's deal, ungraded."
+    )
 
 
 class DailyResponseSchema(DealResponseSchema):
+    difficulty = fields.String(
+        metadata=component("Difficulty", description=(
+            "Only when the request asked for a `difficulty`: the grade asked, which the day's deal answered is."
+        )),
+    )
     date = fields.String(required=True, metadata={"description": f"The challenge's day. {DATE_TEXT}", "format": "date", "example": "2026-01-01"})
 
 
@@ -215,25 +275,42 @@ def get_daily(query: dict[str, Any], game_id: str) -> Response:
     and the day, which anyone can compute ahead. Today and `DAILY_PAST_DAYS` days before it
     are answered; a later or older day answers 422 `daily-out-of-window`, a `date` that is
     not `YYYY-MM-DD` 400 `invalid-query`. Cacheable: `Cache-Control: public` until the
-    answer may change, a weak `ETag`, 304 for a matching `If-None-Match`."""
+    answer may change, a weak `ETag`, 304 for a matching `If-None-Match`.
+
+    With `difficulty`, the day's deal of that grade, with its `difficulty` (422
+    `not-graded`, 422 `no-graded-deal` and 503 `solver-busy` as `POST /deals` answers them);
+    its ETag differs from the ungraded answer's."""
     game = game_or_404(game_id, read_options(query.get("options")))
     settings = current_settings()
     protection = settings.state
     now = utc_now()
     day: date = query.get("date") or now.date()
     check_window(day, now.date(), settings.daily_past_days, "/date")
+    asked: str | None = query.get("difficulty")
+    grade = None if asked is None else Grade(asked)
+    if grade is not None:
+        refuse_ungraded(game)  # before a 304: an ungraded game has no graded daily to cache
     deal = daily_deal(protection, game, day)
-    etag = daily_etag(protection, game, day, deal)
+    etag = daily_etag(protection, game, day, deal, grade)
     headers = {"ETag": etag, "Cache-Control": f"public, max-age={cache_seconds(day, now, settings.daily_past_days)}"}
     if current_request().if_none_match.contains_weak(etag.removeprefix("W/").strip('"')):
         return Response(status=304, headers=headers)
-    answer = json_answer({
-        "deal": format_deal(deal),
-        **position_answer(protection, dealt_position(protection, game, deal)),
-        "date": day.isoformat(),
-    })
+    if grade is None:  # v1's answer, unchanged
+        answer = json_answer({
+            "deal": format_deal(deal),
+            **position_answer(protection, dealt_position(protection, game, deal)),
+            "date": day.isoformat(),
+        })
+    else:
+        dealt = graded_daily(protection, game, deal, grade)
+        answer = json_answer({
+            "deal": format_deal(dealt.deal),
+            **position_answer(protection, dealt),
+            "difficulty": grade.value,
+            "date": day.isoformat(),
+        })
     answer.headers.update(headers)
     return answer
 
 
-__all__ = ["Day", "blp", "check_window", "daily_deal", "daily_position"]
+__all__ = ["Day", "blp", "check_window", "daily_deal", "daily_position", "graded_daily"]

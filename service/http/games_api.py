@@ -260,13 +260,19 @@ def deal_game(body: dict[str, Any], game_id: str) -> Response:
     return json_answer({"deal": format_deal(dealt.deal), **position_answer(protection, dealt), "difficulty": difficulty})
 
 
-def not_graded_or_go(game: Game) -> None:
-    """422 ``not-graded`` at once for a game (or options) without a calibration, before any
-    search; then 503 ``solver-busy`` at once if the solver pool has no room."""
+def refuse_ungraded(game: Game) -> None:
+    """422 ``not-graded`` for a game (or options) without a calibration: no solver work,
+    so a daily asks it before answering 304."""
     try:
         calibration_of(game)
     except NotGraded as e:
         raise ApiError(ProblemCode.NOT_GRADED, str(e)) from None
+
+
+def not_graded_or_go(game: Game) -> None:
+    """422 ``not-graded`` at once for a game (or options) without a calibration, before any
+    search; then 503 ``solver-busy`` at once if the solver pool has no room."""
+    refuse_ungraded(game)
     refuse_unless_room()
 
 

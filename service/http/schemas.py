@@ -720,6 +720,14 @@ def legal_moves_field() -> fields.List:
     )
 
 
+def difficulty_request_field(description: str) -> fields.String:
+    """A request's optional difficulty grade (the ``Difficulty`` component): ``/deals``'
+    ``difficulty``, the daily's query parameter and a replay's of a graded daily."""
+    return fields.String(
+        validate=validate.OneOf([g.value for g in Grade]), metadata=component("Difficulty", description=description),
+    )
+
+
 class DealRequestSchema(Strict):
     deal = deal_number_field("Omitted: the service picks one and says which.")
     options = options_field()
@@ -734,14 +742,13 @@ class DealRequestSchema(Strict):
             )
         },
     )
-    difficulty = fields.String(
-        validate=validate.OneOf([g.value for g in Grade]),
-        metadata=component("Difficulty", description=(
+    difficulty = difficulty_request_field(
+        (
             "Answer the first deal at or after `deal` (or the number the service picks) that is winnable and of "
             "this difficulty grade (the answer's `difficulty` says it), trying at most "
             f"{GRADED_DEAL_TRIES} deals within the solver's budget: 422 `no-graded-deal` when none is found, 422 `not-graded` for a game "
             "(or options other than the defaults) without a calibration. Implies `winnable`."
-        )),
+        ),
     )
     grade = StrictBoolean(
         load_default=server_default(False),
