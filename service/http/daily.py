@@ -266,6 +266,7 @@ DAILY_HEADERS: dict[str, Any] = {
 @blp.alt_response(304, description="The `If-None-Match` validator matches: the cached answer is still the day's.")
 @blp.alt_response(404, response="NOT_FOUND")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+@blp.alt_response(503, response="SERVICE_UNAVAILABLE")
 def get_daily(query: dict[str, Any], game_id: str) -> Response:
     """The daily challenge: the deal every caller gets on a UTC day (today by default),
     as a deal answers it, plus its `date`.

@@ -29,6 +29,7 @@ from .schemas import (
     autoplay_request_field,
     component,
     deal_number_field,
+    difficulty_request_field,
     legal_moves_field,
     move_field,
     options_field,
@@ -50,14 +51,21 @@ DAILY_FIELD_TEXT: Final = (
 
 
 class ReplayRequestSchema(Strict):
-    """A replay names its start by ``deal`` or by ``daily``, exactly one of the two (the
-    ``oneOf`` below; the view answers 400 ``invalid-body`` for neither or both)."""
+    """A replay names its start by ``deal`` or by ``daily``, exactly one of the two, and
+    ``difficulty`` only with ``daily`` (the ``oneOf`` below; the view answers 400
+    ``invalid-body`` otherwise)."""
 
     # Schema-level keywords added to this schema's component (service/http/app.py).
-    OPENAPI_EXTRA: ClassVar[dict[str, Any]] = {"oneOf": [{"required": ["deal"]}, {"required": ["daily"]}]}
+    OPENAPI_EXTRA: ClassVar[dict[str, Any]] = {
+        "oneOf": [{"required": ["deal"], "not": {"required": ["difficulty"]}}, {"required": ["daily"]}],
+    }
 
     deal = deal_number_field("The deal to replay from (or `daily`, never both).")
     daily = Day(format="iso", metadata={"description": DAILY_FIELD_TEXT})
+    difficulty = difficulty_request_field(
+        "Only with `daily`: replay from that day's deal of this difficulty grade (`GET /v1/games/{game_id}/daily"
+        "?difficulty=...`); the result then carries `difficulty`. Without `daily`, 400 `invalid-body`."
+    )
     options = options_field()
     moves = fields.List(
         move_field(MOVE_TEXT),
@@ -128,6 +136,12 @@ class ReplayResultSchema(Strict):
             "description": "Only for a replay of a daily challenge: its UTC day (`YYYY-MM-DD`), as the request named it.",
             "format": "date",
         },
+    )
+    difficulty = fields.String(
+        metadata=component("Difficulty", description=(
+            "Only for a replay of a graded daily challenge (the request's `difficulty`): the grade of the day's deal "
+            "replayed, signed with the rest."
+        )),
     )
     signature = fields.Nested(
         ResultSignatureSchema,

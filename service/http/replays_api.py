@@ -57,6 +57,7 @@ from typing import Any, Final
 
 from flask import Response
 
+from service.atlas.grades import Grade
 from service.engine.core import Game, Move
 from service.settings import StateProtectionSettings
 from service.solver.autoplay import run_autoplay
@@ -121,11 +122,12 @@ def read_replay_move(game: Game, data: Mapping[str, Any], index: int) -> Move:
 
 def replay_result(
     protection: StateProtectionSettings, final: Position, moves: list[dict[str, Any]], autoplay: str, status: str,
-    daily: date | None = None,
+    daily: date | None = None, difficulty: Grade | None = None,
 ) -> dict[str, Any]:
     """What a replay proves: the deal, the moves (counted and hashed) and the status they
-    reach, and for a daily challenge its day (only then: v1's results stay as they were);
-    signed by the first state key in the signed and sealed modes."""
+    reach, and for a daily challenge its day and, for a graded one, its ``difficulty``
+    (only then: v1's results stay as they were); signed by the first state key in the
+    signed and sealed modes."""
     game, _, deal = final
     result: dict[str, Any] = {
         "game": game.id,
@@ -139,6 +141,8 @@ def replay_result(
     }
     if daily is not None:
         result["daily"] = daily.isoformat()
+    if difficulty is not None:
+        result["difficulty"] = difficulty.value
     if protects(protection):
         key = protection.keys[0]
         result[SIGNATURE_FIELD] = {"kid": key.kid, "mac": keyed_mac(key, REPLAY_DOMAIN + canonical_json(result))}
@@ -159,7 +163,7 @@ REPLAY_EXAMPLE = examples.replay_example(replay_result)
 @blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
 @blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
 def replay_moves(body: dict[str, Any], game_id: str) -> Response:
-    """Replay `moves` from deal `deal` (or the daily challenge of day `daily`; with `options`), each as the moves endpoint plays it,
+    """Replay `moves` from deal `deal` (or the daily challenge of day `daily`, of grade `difficulty` if given; with `options`), each as the moves endpoint plays it,
     and answer the final position with a `result` that, in the signed and sealed modes, is
     signed for a leaderboard's server to check offline (docs/replays.md).
 
@@ -177,6 +181,13 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
             ProblemCode.INVALID_BODY, "a replay starts from its `deal` or from its `daily` day: one of the two",
             [("/deal" if deal is None else "/daily", "give `deal` or `daily`, not both, not neither")],
         )
+    asked: str | None = body.get("difficulty")
+    if asked is not None and daily is None:
+        raise ApiError(
+            ProblemCode.INVALID_BODY, "`difficulty` names a graded daily challenge: it goes with `daily` only",
+            [("/difficulty", "only with `daily`")],
+        )
+    grade = None if asked is None else Grade(asked)
     wants_jws = body.get(RESULT_JWS_FIELD, False)
     if wants_jws and not (protects(protection) and signs_results(settings.results)):
         raise ApiError(
@@ -189,11 +200,11 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
         start = dealt_position(protection, game, deal)
     else:
         assert daily is not None  # one of the two, checked above
-        start = daily_position(protection, game, daily, "/daily")
+        start = daily_position(protection, game, daily, "/daily", grade)
     final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
     answer = position_answer(protection, final)
     moves = [move_to_json(game, m) for m in played]
-    result = replay_result(protection, final, moves, body["autoplay"], answer["status"], daily)
+    result = replay_result(protection, final, moves, body["autoplay"], answer["status"], daily, grade)
     replayed = {**answer, "moves": len(moves), "result": result}
     if wants_jws:  # only when asked: an answer gains a field only on request (v1)
         replayed[RESULT_JWS_FIELD] = sign_result(settings.results, result)
