@@ -350,3 +350,181 @@ def test_a_replay_names_a_deal_or_a_day_and_a_day_in_the_window() -> None:
     assert_problem(future, ProblemCode.DAILY_OUT_OF_WINDOW)
     assert future.get_json()["errors"] == [{"where": "/daily", "message": "out of the daily window"}]
     assert_problem(replay(c, "penguin", [], daily=(TODAY - timedelta(days=PAST_DAYS + 1)).isoformat()), ProblemCode.DAILY_OUT_OF_WINDOW)
+
+
+# --- a daily of a difficulty grade (issue 28 item 3) -----------------------------------------
+
+from collections.abc import Iterator  # noqa: E402  (this section's own imports, kept with it)
+
+from service.atlas import grades  # noqa: E402
+from service.atlas.grades import GRADES, Grade  # noqa: E402
+from tests.contract.test_solver_busy import held_place  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_graded_daily_remembered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test starts with an empty memory of graded dailies: each searches afresh."""
+    monkeypatch.setattr(daily, "_graded_dailies", {})
+    yield
+
+
+def graded(c: FlaskClient, game: str, grade: str, day: date | None = None, **headers: str) -> Any:
+    query = f"difficulty={grade}" + ("" if day is None else f"&date={day}")
+    return c.get(f"/v1/games/{game}/daily?{query}", headers=headers)
+
+
+def graded_answer(c: FlaskClient, game: str, grade: str, day: date | None = None) -> dict[str, Any]:
+    response = graded(c, game, grade, day)
+    assert response.status_code == 200, response.get_json()
+    data: dict[str, Any] = response.get_json()
+    return data
+
+
+@pytest.mark.parametrize("mode", ["open", "sealed"])
+def test_a_graded_daily_is_one_answer_for_every_caller(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two callers (two servers of one configuration, no memory shared) get one deal."""
+    settings = (
+        settings_for_tests(DAILY_PAST_DAYS=str(PAST_DAYS)) if mode == "open"
+        else sealed_settings_for_tests(key_for_tests("k1"), DEAL_KEYS, DAILY_PAST_DAYS=str(PAST_DAYS))
+    )
+    ours = graded_answer(client(settings), "penguin", "medium")
+    monkeypatch.setattr(daily, "_graded_dailies", {})
+    theirs = graded_answer(client(settings), "penguin", "medium")
+    assert ours["deal"] == theirs["deal"] and ours["difficulty"] == theirs["difficulty"] == "medium"
+    assert ours["date"] == theirs["date"] == TODAY.isoformat()
+    assert layout(settings, "penguin", ours["state"]) == layout(settings, "penguin", theirs["state"])
+    # from the day's deal on: never before it, and another day's graded deal is another deal
+    assert int(ours["deal"]) >= int(answer(client(settings), "penguin")["deal"])
+    yesterday = graded_answer(client(settings), "penguin", "medium", TODAY - timedelta(days=1))
+    assert yesterday["deal"] != ours["deal"]
+
+
+@pytest.mark.parametrize("mode", ["open", "sealed"])
+def test_each_grades_daily_is_of_that_grade(mode: str) -> None:
+    """The deal answered (keyed in sealed mode) is graded as asked, and it is the deal
+    ``POST /deals`` finds for that grade from the day's number."""
+    settings = (
+        settings_for_tests(DAILY_PAST_DAYS=str(PAST_DAYS)) if mode == "open"
+        else sealed_settings_for_tests(key_for_tests("k1"), DEAL_KEYS, DAILY_PAST_DAYS=str(PAST_DAYS))
+    )
+    c = client(settings)
+    start = answer(c, "penguin")["deal"]
+    game = get_game("penguin")
+    for grade in GRADES:
+        day = graded_answer(c, "penguin", grade.value)
+        assert day["difficulty"] == grade.value
+        if mode == "open":
+            assert grades.grade_of("penguin", int(day["deal"])) is grade
+        assert grades.grade_state(game, read_position(settings.state, "penguin", day["state"]).state) is grade
+        dealt = c.post("/v1/games/penguin/deals", json={"deal": start, "difficulty": grade.value}).get_json()
+        assert dealt["deal"] == day["deal"]
+        assert layout(settings, "penguin", dealt["state"]) == layout(settings, "penguin", day["state"])
+
+
+def test_a_daily_without_difficulty_is_as_it_was() -> None:
+    """No `difficulty` in the answer, and its ETag, unless the query asks for a grade."""
+    c = open_client()
+    plain = get_daily(c, "penguin")
+    assert "difficulty" not in plain.get_json()
+    deal = daily.daily_deal(settings_for_tests().state, get_game("penguin"), TODAY)
+    assert plain.headers["ETag"] == daily.daily_etag(settings_for_tests().state, get_game("penguin"), TODAY, deal)
+    assert plain.get_json()["deal"] == str(deal)
+
+
+def test_each_grade_has_its_own_etag_and_304() -> None:
+    c = open_client()
+    tags = {grade: graded(c, "penguin", grade.value).headers["ETag"] for grade in GRADES}
+    plain = get_daily(c, "penguin").headers["ETag"]
+    assert len(set(tags.values()) | {plain}) == len(GRADES) + 1
+    again = graded(c, "penguin", "hard", **{"If-None-Match": tags[Grade.HARD]})
+    assert again.status_code == 304 and again.headers["ETag"] == tags[Grade.HARD]
+    assert graded(c, "penguin", "easy", **{"If-None-Match": tags[Grade.HARD]}).status_code == 200
+    assert get_daily(c, "penguin", **{"If-None-Match": tags[Grade.HARD]}).status_code == 200
+    assert graded(c, "penguin", "hard").headers["Cache-Control"] == get_daily(c, "penguin").headers["Cache-Control"]
+
+
+def test_forty_thieves_and_other_options_have_no_graded_daily() -> None:
+    c = open_client()
+    assert_problem(graded(c, "forty-thieves", "easy"), ProblemCode.NOT_GRADED)
+    assert_problem(c.get('/v1/games/penguin/daily?difficulty=easy&options={"cells":3}'), ProblemCode.NOT_GRADED)
+    tag = get_daily(c, "forty-thieves").headers["ETag"]
+    assert_problem(graded(c, "forty-thieves", "easy", **{"If-None-Match": tag}), ProblemCode.NOT_GRADED)
+
+
+@pytest.mark.parametrize("text", ["EASY", "trivial", "", "1", "null"])
+def test_a_bad_grade_is_a_bad_query(text: str) -> None:
+    response = graded(open_client(), "penguin", text)
+    assert_problem(response, ProblemCode.INVALID_QUERY)
+    assert response.get_json()["errors"][0]["where"] == "/difficulty"
+
+
+def test_no_deal_of_the_grade_within_the_budget_is_a_422_problem_never_remembered() -> None:
+    c = client(settings_for_tests(DAILY_PAST_DAYS=str(PAST_DAYS), SOLVER_MAX_SECONDS="0.000004"))
+    start = answer(c, "penguin")["deal"]
+    wanted = next(g for g in reversed(GRADES) if grades.grade_of("penguin", int(start)) is not g)
+    assert_problem(graded(c, "penguin", wanted.value), ProblemCode.NO_GRADED_DEAL)
+    assert daily._graded_dailies == {}
+
+
+def test_a_graded_daily_is_searched_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    searches: list[int] = []
+    search = daily.graded_deal
+
+    def counted(game: Any, grade: Grade, start: int) -> Any:
+        searches.append(start)
+        return search(game, grade, start)
+
+    monkeypatch.setattr(daily, "graded_deal", counted)
+    c = open_client()
+    first = graded_answer(c, "penguin", "hard")
+    assert graded_answer(c, "penguin", "hard") == first and len(searches) == 1
+    graded_answer(c, "penguin", "easy")
+    assert len(searches) == 2
+
+
+def test_a_full_solver_pool_refuses_a_graded_daily_at_once() -> None:
+    with held_place(queue="0") as (app, _):
+        response = app.test_client().get("/v1/games/penguin/daily?difficulty=easy")
+        assert_problem(response, ProblemCode.SOLVER_BUSY)
+        assert "Retry-After" in response.headers
+
+
+def payload_of(jws: str) -> Any:
+    part = jws.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+@pytest.mark.parametrize("mode", ["signed", "sealed"])
+def test_a_graded_daily_replay_carries_its_difficulty_in_its_signed_result(mode: str) -> None:
+    keys = key_for_tests("k1")
+    settings = (
+        signed_settings_for_tests(keys, DAILY_PAST_DAYS=str(PAST_DAYS)) if mode == "signed"
+        else sealed_settings_for_tests(keys, DEAL_KEYS, DAILY_PAST_DAYS=str(PAST_DAYS))
+    )
+    c = client(settings)
+    day = graded_answer(c, "penguin", "hard")
+    moves = first_moves(c, "penguin", day["state"], day["legal_moves"], 3)
+    replayed = replay(c, "penguin", moves, daily=TODAY.isoformat(), difficulty="hard", result_jws=True)
+    assert replayed.status_code == 200, replayed.get_json()
+    body = replayed.get_json()
+    result = body["result"]
+    assert result["difficulty"] == "hard" and result["daily"] == TODAY.isoformat() and result["deal"] == day["deal"]
+    assert hmac.compare_digest(result["signature"]["mac"], mac_of((b"k1" * 32)[:32], result))
+    forged = {**result, "difficulty": "easy"}
+    assert not hmac.compare_digest(result["signature"]["mac"], mac_of((b"k1" * 32)[:32], forged))
+    assert payload_of(body["result_jws"]) == result  # the JWS covers it too
+    ungraded = replay(c, "penguin", [], daily=TODAY.isoformat()).get_json()["result"]
+    assert "difficulty" not in ungraded and ungraded["deal"] == answer(c, "penguin")["deal"]
+    assert "difficulty" not in replay(c, "penguin", [], deal=day["deal"]).get_json()["result"]
+
+
+def test_a_replay_takes_difficulty_only_with_daily() -> None:
+    c = open_client()
+    with_deal = replay(c, "penguin", [], deal=1, difficulty="easy")
+    assert_problem(with_deal, ProblemCode.INVALID_BODY)
+    assert {"where": "/difficulty", "message": "only with `daily`"} in with_deal.get_json()["errors"]
+    assert_problem(replay(c, "penguin", [], difficulty="easy"), ProblemCode.INVALID_BODY)
+    assert_problem(replay(c, "penguin", [], daily=TODAY.isoformat(), difficulty="EASY"), ProblemCode.INVALID_BODY)
+    assert_problem(replay(c, "forty-thieves", [], daily=TODAY.isoformat(), difficulty="easy"), ProblemCode.NOT_GRADED)
+    future = replay(c, "penguin", [], daily=(TODAY + timedelta(days=1)).isoformat(), difficulty="easy")
+    assert_problem(future, ProblemCode.DAILY_OUT_OF_WINDOW)
