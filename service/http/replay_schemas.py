@@ -57,7 +57,10 @@ class ReplayRequestSchema(Strict):
 
     # Schema-level keywords added to this schema's component (service/http/app.py).
     OPENAPI_EXTRA: ClassVar[dict[str, Any]] = {
-        "oneOf": [{"required": ["deal"], "not": {"required": ["difficulty"]}}, {"required": ["daily"]}],
+        "oneOf": [
+            {"required": ["deal"], "not": {"anyOf": [{"required": ["daily"]}, {"required": ["difficulty"]}]}},
+            {"required": ["daily"], "not": {"required": ["deal"]}},
+        ],
     }
 
     deal = deal_number_field("The deal to replay from (or `daily`, never both).")
