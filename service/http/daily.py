@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import threading
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
 
@@ -114,6 +115,7 @@ def daily_position(
 
 
 _graded_dailies: dict[tuple[str, ...], int] = {}  # graded_daily's memory: its key -> the deal found
+_graded_dailies_lock = threading.Lock()  # a worker's threads share the memory
 
 
 def graded_daily(protection: StateProtectionSettings, game: Game, start: int, grade: Grade) -> Position:
@@ -125,13 +127,15 @@ def graded_daily(protection: StateProtectionSettings, game: Game, start: int, gr
     in sealed mode, so another key (or secret) is another start, never a stale answer."""
     deal_kid = protection.deal_keys[0].kid if is_sealed(protection) else ""
     key = (protection.mode.value, deal_kid, game.id, canonical_json(game.options).decode(), str(start), grade.value)
-    found = _graded_dailies.get(key)
+    with _graded_dailies_lock:
+        found = _graded_dailies.get(key)
     if found is not None:
         return dealt_position(protection, game, found)
-    position, _ = graded_deal(game, grade, start)
-    if len(_graded_dailies) >= GRADED_DAILIES_KEPT:
-        _graded_dailies.pop(next(iter(_graded_dailies)), None)  # the oldest first
-    _graded_dailies[key] = position.deal
+    position, _ = graded_deal(game, grade, start)  # outside the lock: the pool bounds the work
+    with _graded_dailies_lock:
+        if len(_graded_dailies) >= GRADED_DAILIES_KEPT:
+            _graded_dailies.pop(next(iter(_graded_dailies)))  # the oldest first
+        _graded_dailies[key] = position.deal
     return position
 
 
