@@ -6,7 +6,8 @@ Each line of `submissions.jsonl` is `{"player": ..., "result_jws": ...}`: the `r
 of the player's replay (asked with `"result_jws": true`). A submission is accepted only
 if its JWS checks with a key of the JWKS (fetched, kept as its Cache-Control says, asked
 again with its ETag), that key is not retired past its `retired_until` date, its result
-is of this board's day (`daily`) and was not submitted before. It holds no secret, so
+is of this board's day (`daily`) and grade (`difficulty`: none, unless the board is of a
+graded daily) and was not submitted before. It holds no secret, so
 whoever runs it cannot forge a result. docs/leaderboard.md says what it proves.
 """
 
@@ -65,11 +66,13 @@ class KeySet:
 
 @dataclass
 class Leaderboard:
-    """The board of one day's challenge (`day`), optionally of one game."""
+    """The board of one day's challenge (`day`), optionally of one game, and of the day's
+    deal of one `difficulty` grade (None: the day's ungraded deal)."""
 
     keys: KeySet
     day: date
     game: str | None = None
+    difficulty: str | None = None
     today: Callable[[], date] = field(default=lambda: datetime.now(UTC).date())
     entries: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
@@ -90,9 +93,11 @@ class Leaderboard:
             raise Refused(f"not a result of the {self.day} challenge (daily: {result.get('daily')!r})")
         if self.game is not None and result.get("game") != self.game:
             raise Refused(f"a result of {result.get('game')!r}, not {self.game!r}")
+        if result.get("difficulty") != self.difficulty:
+            raise Refused(f"a result of difficulty {result.get('difficulty')!r}, not {self.difficulty!r}")
         # The same moves from the same deal are one result, whoever sends them, and whichever
         # key signed them.
-        same = {k: result.get(k) for k in ("daily", "game", "options", "deal", "autoplay", "moves_sha256")}
+        same = {k: result.get(k) for k in ("daily", "difficulty", "game", "options", "deal", "autoplay", "moves_sha256")}
         digest = hashlib.sha256(json.dumps(same, sort_keys=True).encode()).hexdigest()
         if digest in self.seen:
             raise Refused("this result was submitted already")

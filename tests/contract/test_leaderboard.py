@@ -198,3 +198,17 @@ def test_the_script_runs_as_the_doc_says(jwks_url: str, results: dict[str, Any],
 def test_the_doc_includes_the_script_byte_for_byte() -> None:
     script = (EXAMPLES / "leaderboard.py").read_text(encoding="utf-8")
     assert f"```python\n{script}```\n" in LEADERBOARD_DOC.read_text(encoding="utf-8")
+
+
+def test_a_board_of_a_graded_daily_takes_results_of_its_grade_only(board_module: ModuleType, jwks_url: str, results: dict[str, Any]) -> None:
+    """Issue 28 item 3: a graded daily's result carries `difficulty`; a board is of one grade
+    (none by default), so an easy day's result never ranks among an expert day's."""
+    def graded(result: dict[str, Any], grade: str) -> str:
+        return sign_result(SETTINGS.results, {**result, "daily": DAY.isoformat(), "difficulty": grade})
+
+    plain = new_board(board_module, jwks_url)
+    refused(plain, graded(results["first move"], "hard"), "difficulty 'hard', not None", board_module)
+    hard = board_module.Leaderboard(board_module.KeySet(jwks_url, clock=Clock()), DAY, difficulty="hard", today=lambda: DAY)
+    refused(hard, daily(results["first move"]), "difficulty None, not 'hard'", board_module)
+    refused(hard, graded(results["first move"], "easy"), "difficulty 'easy', not 'hard'", board_module)
+    assert hard.submit("alice", graded(results["first move"], "hard"))["difficulty"] == "hard"
