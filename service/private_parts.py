@@ -100,7 +100,7 @@ PRIVATE_PARTS: Final[tuple[PrivatePart, ...]] = (
     PrivatePart("marshmallow", "marshmallow.Schema._hooks", ("_hooks",), (_FAST_LOAD,),
                 "a schema with load hooks is left to marshmallow (the reader runs none)", "Schema.load"),
     PrivatePart("marshmallow", "marshmallow.fields.Field._deserialize", ("_deserialize",),
-                (_FAST_LOAD, _SCHEMAS, "service/http/solver_schemas.py"),
+                (_FAST_LOAD, _SCHEMAS, "service/http/solver_schemas.py", "service/http/daily.py"),
                 "the reader calls a field's conversion without Field.deserialize's bookkeeping; the service's fields "
                 "override it (marshmallow's documented way to write a field)", "Schema.load"),
     PrivatePart("marshmallow", "marshmallow.fields.Field._serialize", ("_serialize",),

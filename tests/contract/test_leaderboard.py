@@ -3,9 +3,9 @@ docs/leaderboard.md) against a live test app: it accepts a result of its day che
 only the JWKS, and refuses a forged, altered, other-day, duplicate or HMAC-only result and
 a retired key's result after its date; it keeps the JWKS as its Cache-Control says.
 
-Replay results do not carry a ``daily`` date yet (the daily challenges of issue 28, item
-3, add it): until then a daily result is made here by signing a replay's result with a
-``daily`` field with the server's own signer (service/http/result_signing.py) and keys.
+Most cases sign a replay's result with a ``daily`` field with the server's own signer
+(service/http/result_signing.py), to name any day and key; one case plays real daily
+challenges through ``/replays`` (``"daily"``), of the board's day and of the day before.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,6 +24,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from service.http import create_app, keys_api
+from service.http import daily as daily_api
 from service.http.result_signing import public_key_bytes, sign_result, sign_with
 from service.settings import ResultKey
 from tests.app_settings import result_key_for_tests, sealed_settings_for_tests
@@ -121,6 +122,28 @@ def test_results_of_another_day_or_of_no_day_are_refused(board_module: ModuleTyp
     board = new_board(board_module, jwks_url)
     refused(board, daily(results["first move"], DAY - timedelta(days=1)), "not a result of the 2026-12-06 challenge", board_module)
     refused(board, replay_answer(client, [FIRST_MOVE])["result_jws"], "daily: None", board_module)  # a plain replay's
+
+
+def test_real_daily_replays_count_on_their_day_only(
+    board_module: ModuleType, jwks_url: str, client: FlaskClient, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Replays of the daily challenge itself (`"daily"` on /replays, the day in the signed
+    result): the board's day counts; the day before, a signed result all the same, is refused."""
+    monkeypatch.setattr(daily_api, "utc_now", lambda: datetime(2026, 12, 6, 12, tzinfo=UTC))
+
+    def played(day: date) -> dict[str, Any]:
+        challenge = client.get(f"/v1/games/penguin/daily?date={day}")
+        assert challenge.status_code == 200, challenge.get_json()
+        first = challenge.get_json()["legal_moves"][0]
+        answer = client.post("/v1/games/penguin/replays", json={"daily": str(day), "moves": [first], "result_jws": True})
+        assert answer.status_code == 200, answer.get_json()
+        data: dict[str, Any] = answer.get_json()
+        assert data["result"]["daily"] == str(day)
+        return data
+
+    board = new_board(board_module, jwks_url)
+    assert board.submit("alice", played(DAY)["result_jws"])["moves"] == 1
+    refused(board, played(DAY - timedelta(days=1))["result_jws"], "not a result of the 2026-12-06 challenge", board_module)
 
 
 def test_a_result_submitted_twice_is_refused_whoever_sends_it(board_module: ModuleType, jwks_url: str, results: dict[str, Any]) -> None:
