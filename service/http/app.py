@@ -81,14 +81,6 @@ class ContractMarshmallowPlugin(MarshmallowPlugin):
         )
         spec.components.header(REQUEST_ID_HEADER_COMPONENT, REQUEST_ID_ANSWER_DOC)
 
-    # MarshmallowPlugin's signature, which its base class's (name, definition) does not match.
-    def schema_helper(self, name: str, _: Any, schema: Any = None, **kwargs: Any) -> dict[str, Any] | None:  # type: ignore[override]
-        """apispec's component of a marshmallow schema, with the schema-level keywords its
-        class declares in ``OPENAPI_EXTRA`` (a request that takes one of two fields)."""
-        json_schema: dict[str, Any] | None = super().schema_helper(name, _, schema=schema, **kwargs)
-        extra = getattr(schema, "OPENAPI_EXTRA", None)
-        return {**json_schema, **extra} if json_schema is not None and extra else json_schema
-
 
 class ContractFlaskPlugin(FlaskPlugin):
     """flask-smorest's Flask plugin, documenting each path parameter that has a component

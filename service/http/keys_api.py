@@ -106,6 +106,7 @@ def entity_tag(document: bytes) -> str:
 )
 @blp.response(200, JwksSchema, example=JWKS_EXAMPLE, headers={**ANSWER_HEADERS, **CACHE_HEADERS})
 @blp.alt_response(304, description="Asked with `If-None-Match` naming the key set's `ETag` (or `*`): the key set held is still the key set; no body.", headers=CACHE_HEADERS)
+@blp.alt_response(431, response="REQUEST_HEADER_FIELDS_TOO_LARGE")  # as every operation can; `default` says the rest
 def get_jwks() -> flask.Response:
     """The public keys (JWK Set, Ed25519) that check a replay's `result_jws` with no secret.
 

@@ -13,7 +13,7 @@ needs for the longest moves of the other games or for JSON with spaces.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from typing import Final
 
 from marshmallow import fields, validate
 
@@ -43,32 +43,10 @@ SHA256_HEX_PATTERN: Final = r"^[0-9a-f]{64}$"
 JWS_COMPACT_PATTERN: Final = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
 
 
-DAILY_FIELD_TEXT: Final = (
-    "Instead of `deal`: the UTC day (`YYYY-MM-DD`) of the daily challenge to replay from (`GET "
-    "/v1/games/{game_id}/daily`, with the same `options`); a day out of the server's window answers 422 "
-    "`daily-out-of-window`. The result then carries `daily`."
-)
+class ReplayedMovesSchema(Strict):
+    """What every replay request carries besides its start: the moves, the options, the
+    autoplay, and whether to answer the result as a JWS too."""
 
-
-class ReplayRequestSchema(Strict):
-    """A replay names its start by ``deal`` or by ``daily``, exactly one of the two, and
-    ``difficulty`` only with ``daily`` (the ``oneOf`` below; the view answers 400
-    ``invalid-body`` otherwise)."""
-
-    # Schema-level keywords added to this schema's component (service/http/app.py).
-    OPENAPI_EXTRA: ClassVar[dict[str, Any]] = {
-        "oneOf": [
-            {"required": ["deal"], "not": {"anyOf": [{"required": ["daily"]}, {"required": ["difficulty"]}]}},
-            {"required": ["daily"], "not": {"required": ["deal"]}},
-        ],
-    }
-
-    deal = deal_number_field("The deal to replay from (or `daily`, never both).")
-    daily = Day(format="iso", metadata={"description": DAILY_FIELD_TEXT})
-    difficulty = difficulty_request_field(
-        "Only with `daily`: replay from that day's deal of this difficulty grade (`GET /v1/games/{game_id}/daily"
-        "?difficulty=...`); the result then carries `difficulty`. Without `daily`, 400 `invalid-body`."
-    )
     options = options_field()
     moves = fields.List(
         move_field(MOVE_TEXT),
@@ -96,6 +74,34 @@ class ReplayRequestSchema(Strict):
                 "`result-jws-unavailable`. Default: `false`."
             ),
         },
+    )
+
+
+class ReplayRequestSchema(ReplayedMovesSchema):
+    """A replay from a deal number (``POST /v1/games/{game_id}/replays``)."""
+
+    deal = deal_number_field("The deal to replay from.", required=True)
+
+
+class DailyReplayRequestSchema(ReplayedMovesSchema):
+    """A replay of a daily challenge (``POST /v1/games/{game_id}/daily/replays``): its own
+    operation, so that each request names its start by one required field (a generated
+    client types both, and neither can be left out)."""
+
+    daily = Day(
+        format="iso",
+        required=True,
+        metadata={
+            "description": (
+                "The UTC day (`YYYY-MM-DD`) of the daily challenge to replay from (`GET /v1/games/{game_id}/daily`, "
+                "with the same `options` and `difficulty`); a day out of the server's window answers 422 "
+                "`daily-out-of-window`. The result carries `daily`."
+            ),
+        },
+    )
+    difficulty = difficulty_request_field(
+        "The day's deal of this difficulty grade (`GET /v1/games/{game_id}/daily?difficulty=...`); the result then "
+        "carries `difficulty`. Omitted: the day's ungraded deal."
     )
 
 

@@ -51,7 +51,7 @@ True
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any, Final
 
@@ -68,7 +68,7 @@ from .body import Blueprint
 from .daily import daily_position
 from .games_api import ANSWER_HEADERS, POSITION_LINKS, game_or_404, json_answer, read_move
 from .problems import ApiError, ProblemCode
-from .replay_schemas import ReplayRequestSchema, ReplayResponseSchema
+from .replay_schemas import DailyReplayRequestSchema, ReplayRequestSchema, ReplayResponseSchema
 from .result_signing import RESULT_JWS_FIELD, sign_result, signs_results
 from .schemas import Autoplay
 from .state_protection import Position, dealt_position, position_answer
@@ -151,19 +151,28 @@ def replay_result(
 
 # After replay_result, which the example's result is made by.
 REPLAY_EXAMPLE = examples.replay_example(replay_result)
+# A daily's replay names its day; with no move yet it answers the day's deal as dealt.
+DAILY_REPLAY_REQUEST: Final = {"daily": "2026-12-06", "moves": [], "autoplay": "none"}
+
+
+REPLAY_ERRORS: Final = (404, "NOT_FOUND"), (409, "CONFLICT"), (413, "REQUEST_ENTITY_TOO_LARGE"), \
+    (415, "UNSUPPORTED_MEDIA_TYPE"), (422, "UNPROCESSABLE_ENTITY")
+
+
+def replay_operation(view: Callable[..., Response]) -> Callable[..., Response]:
+    """The answer and errors every replay operation documents (its request is its own)."""
+    view = blp.response(200, ReplayResponseSchema, example=REPLAY_EXAMPLE.answer, headers=ANSWER_HEADERS)(view)
+    for status, response in REPLAY_ERRORS:
+        view = blp.alt_response(status, response=response)(view)
+    return view
 
 
 @blp.route("/<game:game_id>/replays", methods=["POST"])
 @blp.doc(operationId="replay_moves", responses={200: {"links": POSITION_LINKS}})  # the answer holds a position, as a deal's
 @blp.arguments(ReplayRequestSchema(), error_status_code=400, example=REPLAY_EXAMPLE.request)
-@blp.response(200, ReplayResponseSchema, example=REPLAY_EXAMPLE.answer, headers=ANSWER_HEADERS)
-@blp.alt_response(404, response="NOT_FOUND")
-@blp.alt_response(409, response="CONFLICT")
-@blp.alt_response(413, response="REQUEST_ENTITY_TOO_LARGE")
-@blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
-@blp.alt_response(422, response="UNPROCESSABLE_ENTITY")
+@replay_operation
 def replay_moves(body: dict[str, Any], game_id: str) -> Response:
-    """Replay `moves` from deal `deal` (or the daily challenge of day `daily`, of grade `difficulty` if given; with `options`), each as the moves endpoint plays it,
+    """Replay `moves` from deal `deal` (with `options`), each as the moves endpoint plays it,
     and answer the final position with a `result` that, in the signed and sealed modes, is
     signed for a leaderboard's server to check offline (docs/replays.md).
 
@@ -172,43 +181,57 @@ def replay_moves(body: dict[str, Any], game_id: str) -> Response:
     keyed deal the service deals under that number. With `"result_jws": true` the answer
     also carries the result as an Ed25519 JWS that anyone can check with the public keys
     at `/.well-known/jwks.json` (422 `result-jws-unavailable` in open mode)."""
-    settings = current_settings()
-    protection = settings.state
-    deal: int | None = body.get("deal")
-    daily: date | None = body.get("daily")
-    if (deal is None) == (daily is None):
-        raise ApiError(
-            ProblemCode.INVALID_BODY, "a replay starts from its `deal` or from its `daily` day: one of the two",
-            [("/deal" if deal is None else "/daily", "give `deal` or `daily`, not both, not neither")],
-        )
+    protection = jws_checked(body)
+    game = game_or_404(game_id, body.get("options"))
+    return replayed(body, dealt_position(protection, game, body["deal"]))
+
+
+@blp.route("/<game:game_id>/daily/replays", methods=["POST"])
+@blp.doc(operationId="replay_daily", responses={200: {"links": POSITION_LINKS}})
+@blp.arguments(DailyReplayRequestSchema(), error_status_code=400, example=DAILY_REPLAY_REQUEST)
+@replay_operation
+def replay_daily(body: dict[str, Any], game_id: str) -> Response:
+    """Replay `moves` from the daily challenge of day `daily` (of grade `difficulty` if
+    given; with `options`), as `POST /v1/games/{game_id}/replays` replays a deal's: the
+    signed result (and its JWS, asked with `"result_jws": true`) carries `daily`, and
+    `difficulty` when given, so a leaderboard can tell which day's challenge was played.
+
+    A day out of the server's window answers 422 `daily-out-of-window`."""
+    protection = jws_checked(body)
+    game = game_or_404(game_id, body.get("options"))
+    day: date = body["daily"]
     asked: str | None = body.get("difficulty")
-    if asked is not None and daily is None:
-        raise ApiError(
-            ProblemCode.INVALID_BODY, "`difficulty` names a graded daily challenge: it goes with `daily` only",
-            [("/difficulty", "only with `daily`")],
-        )
     grade = None if asked is None else Grade(asked)
-    wants_jws = body.get(RESULT_JWS_FIELD, False)
-    if wants_jws and not (protects(protection) and signs_results(settings.results)):
+    return replayed(body, daily_position(protection, game, day, "/daily", grade), day, grade)
+
+
+def jws_checked(body: Mapping[str, Any]) -> StateProtectionSettings:
+    """The server's state protection, once a request for `result_jws` is one it can sign
+    (422 `result-jws-unavailable` in open mode)."""
+    settings = current_settings()
+    if body.get(RESULT_JWS_FIELD, False) and not (protects(settings.state) and signs_results(settings.results)):
         raise ApiError(
             ProblemCode.RESULT_JWS_UNAVAILABLE,
             "this server runs in open mode and signs no result: `result_jws` needs the signed or sealed mode",
             [(f"/{RESULT_JWS_FIELD}", "only signed and sealed servers sign results")],
         )
-    game = game_or_404(game_id, body.get("options"))
-    if deal is not None:
-        start = dealt_position(protection, game, deal)
-    else:
-        assert daily is not None  # one of the two, checked above
-        start = daily_position(protection, game, daily, "/daily", grade)
+    return settings.state
+
+
+def replayed(body: Mapping[str, Any], start: Position, day: date | None = None, grade: Grade | None = None) -> Response:
+    """The answer of a replay of ``body``'s moves from ``start``: the final position, the
+    count, the result (dated and graded for a daily) and, asked, its JWS."""
+    settings = current_settings()
+    protection = settings.state
+    game = start.game
     final, played = replay(start, body["moves"], body["autoplay"] == Autoplay.SAFE)
     answer = position_answer(protection, final)
     moves = [move_to_json(game, m) for m in played]
-    result = replay_result(protection, final, moves, body["autoplay"], answer["status"], daily, grade)
-    replayed = {**answer, "moves": len(moves), "result": result}
-    if wants_jws:  # only when asked: an answer gains a field only on request (v1)
-        replayed[RESULT_JWS_FIELD] = sign_result(settings.results, result)
-    return json_answer(replayed)
+    result = replay_result(protection, final, moves, body["autoplay"], answer["status"], day, grade)
+    replay_answer = {**answer, "moves": len(moves), "result": result}
+    if body.get(RESULT_JWS_FIELD, False):  # only when asked: an answer gains a field only on request (v1)
+        replay_answer[RESULT_JWS_FIELD] = sign_result(settings.results, result)
+    return json_answer(replay_answer)
 
 
 __all__ = ["REPLAY_DOMAIN", "blp", "replay", "replay_result"]

@@ -5,7 +5,7 @@ a retired key's result after its date; it keeps the JWKS as its Cache-Control sa
 
 Most cases sign a replay's result with a ``daily`` field with the server's own signer
 (service/http/result_signing.py), to name any day and key; one case plays real daily
-challenges through ``/replays`` (``"daily"``), of the board's day and of the day before.
+challenges through ``POST .../daily/replays``, of the board's day and of the day before.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def test_results_of_another_day_or_of_no_day_are_refused(board_module: ModuleTyp
 def test_real_daily_replays_count_on_their_day_only(
     board_module: ModuleType, jwks_url: str, client: FlaskClient, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Replays of the daily challenge itself (`"daily"` on /replays, the day in the signed
+    """Replays of the daily challenge itself (POST .../daily/replays, the day in the signed
     result): the board's day counts; the day before, a signed result all the same, is refused."""
     monkeypatch.setattr(daily_api, "utc_now", lambda: datetime(2026, 12, 6, 12, tzinfo=UTC))
 
@@ -135,7 +135,7 @@ def test_real_daily_replays_count_on_their_day_only(
         challenge = client.get(f"/v1/games/penguin/daily?date={day}")
         assert challenge.status_code == 200, challenge.get_json()
         first = challenge.get_json()["legal_moves"][0]
-        answer = client.post("/v1/games/penguin/replays", json={"daily": str(day), "moves": [first], "result_jws": True})
+        answer = client.post("/v1/games/penguin/daily/replays", json={"daily": str(day), "moves": [first], "result_jws": True})
         assert answer.status_code == 200, answer.get_json()
         data: dict[str, Any] = answer.get_json()
         assert data["result"]["daily"] == str(day)
