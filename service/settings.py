@@ -203,15 +203,19 @@ def key_ring(name: str, raw: str) -> tuple[StateKey, ...]:
     return tuple(keys)
 
 
-def key_ring_file(name: str, raw: str) -> tuple[StateKey, ...]:
-    """A key ring read from the file ``raw`` names (a mounted Kubernetes Secret): the
-    format of :func:`key_ring`; errors name this variable."""
+def key_file_text(name: str, raw: str) -> str:
+    """The text of the key file ``raw`` names (a mounted Kubernetes Secret); errors name
+    the variable and the file, never any of its content."""
     file = Path(raw.strip())
     try:
-        content = file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise RuntimeError(f"environment variable {name}: cannot read the key file {str(file)!r} ({type(e).__name__})") from None
-    return key_ring(name, content)
+
+
+def key_ring_file(name: str, raw: str) -> tuple[StateKey, ...]:
+    """A key ring read from the file ``raw`` names: the format of :func:`key_ring`."""
+    return key_ring(name, key_file_text(name, raw))
 
 
 @dataclass(frozen=True)
@@ -259,13 +263,8 @@ def result_key_ring(name: str, raw: str) -> tuple[ResultKey, ...]:
 
 
 def result_key_ring_file(name: str, raw: str) -> tuple[ResultKey, ...]:
-    """A result key ring read from the file ``raw`` names (a mounted Secret)."""
-    file = Path(raw.strip())
-    try:
-        content = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise RuntimeError(f"environment variable {name}: cannot read the key file {str(file)!r} ({type(e).__name__})") from None
-    return result_key_ring(name, content)
+    """A result key ring read from the file ``raw`` names: the format of :func:`result_key_ring`."""
+    return result_key_ring(name, key_file_text(name, raw))
 
 
 def retired_result_keys(name: str, raw: str) -> tuple[RetiredResultKey, ...]:

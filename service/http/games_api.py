@@ -296,15 +296,18 @@ def graded_deal(game: Game, grade: Grade, start: int) -> tuple[Position, Grade]:
         graded_search_seconds(),
     ))
     if search.found is None:
-        tried = search.tried
-        which = f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"
         raise ApiError(
             ProblemCode.NO_GRADED_DEAL,
-            f"none of {which} is a winnable deal of difficulty {grade.value} (searched within "
+            f"none of {tried_deals(search.tried)} is a winnable deal of difficulty {grade.value} (searched within "
             f"{s.max_seconds:g} s of budget in all); ask again from another deal number",
         )
     deal, state = search.found
     return Position(game, state, deal), grade
+
+
+def tried_deals(tried: range) -> str:
+    """The deals a search tried, for a problem's detail: ``deal 7`` or ``deals 7-206``."""
+    return f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"
 
 
 def winnable_deal(game: Game, start: int) -> Position:
@@ -319,11 +322,9 @@ def winnable_deal(game: Game, start: int) -> Position:
         s.max_seconds,
     ))
     if search.found is None:
-        tried = search.tried
-        which = f"deals {tried.start}-{tried.stop - 1}" if len(tried) > 1 else f"deal {tried.start}"
         raise ApiError(
             ProblemCode.NO_WINNABLE_DEAL,
-            f"none of {which} was proved winnable within {s.winnable_deal_seconds:g} s each "
+            f"none of {tried_deals(search.tried)} was proved winnable within {s.winnable_deal_seconds:g} s each "
             f"({s.max_seconds:g} s in all); ask again from another deal number",
         )
     deal, state = search.found

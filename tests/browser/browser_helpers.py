@@ -9,16 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flask import Flask
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Request, Response, Route
-from werkzeug.serving import make_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -37,18 +32,6 @@ def install_browser() -> None:
     """Run the project's idempotent installer (a no-op when Chromium is there)."""
     subprocess.run(["bash", str(ROOT / "deploy" / "install-browser.sh")], check=True, env={**os.environ, "CHROMIUM": CHROMIUM})
 
-
-@contextmanager
-def serve(app: Flask) -> Iterator[str]:
-    """Serve ``app`` on a free loopback port in a thread; yields its base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="browser-test-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
 
 
 def launch(playwright: Playwright) -> Browser:

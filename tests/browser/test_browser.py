@@ -24,8 +24,9 @@ from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from service.http import create_app
 from tests.app_settings import sealed_settings_for_tests
+from tests.live_server import serve
 
-from .browser_helpers import ROOT, PageWatch, install_browser, launch, screenshot, serve
+from .browser_helpers import ROOT, PageWatch, install_browser, launch, screenshot
 
 IDLE = 'body[data-busy="0"]'
 

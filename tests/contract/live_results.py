@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from flask import Flask
 from flask.testing import FlaskClient
-from werkzeug.serving import make_server
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "docs" / "examples"
@@ -23,18 +18,6 @@ JWKS_PATH = "/.well-known/jwks.json"
 # Penguin deal 1's first move (a legal one), so that results differ by their moves.
 FIRST_MOVE = {"action": "move", "from": "tableau:0", "to": "cell:0", "count": 1}
 
-
-@contextmanager
-def serve(app: Flask) -> Iterator[str]:
-    """Serve ``app`` on a free loopback port in a thread; yields its base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="result-jws-test-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
 
 
 def replay_answer(client: FlaskClient, moves: list[dict[str, Any]] | None = None, **body: Any) -> dict[str, Any]:

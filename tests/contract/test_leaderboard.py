@@ -28,7 +28,8 @@ from service.http import daily as daily_api
 from service.http.result_signing import public_key_bytes, sign_result, sign_with
 from service.settings import ResultKey
 from tests.app_settings import result_key_for_tests, sealed_settings_for_tests
-from tests.contract.live_results import EXAMPLES, FIRST_MOVE, JWKS_PATH, REPO, load_example, replay_answer, serve
+from tests.contract.live_results import EXAMPLES, FIRST_MOVE, JWKS_PATH, REPO, load_example, replay_answer
+from tests.live_server import serve
 
 DAY = date(2026, 12, 6)
 RETIRED = ResultKey("r0", base64.b64decode(result_key_for_tests("r0").split(":", 1)[1]))

@@ -30,7 +30,8 @@ from tests.app_settings import (
     settings_for_tests,
     signed_settings_for_tests,
 )
-from tests.contract.live_results import EXAMPLES, FIRST_MOVE, JWKS_PATH, REPO, load_example, replay_answer, serve
+from tests.contract.live_results import EXAMPLES, FIRST_MOVE, JWKS_PATH, REPO, load_example, replay_answer
+from tests.live_server import serve
 
 CLIENTS = REPO / "clients"
 TS_EXAMPLE = CLIENTS / "verify-result.ts"
