@@ -74,7 +74,7 @@ def request_schemas() -> dict[str, tuple[Schema, dict[str, Any]]]:
 
 
 # The request schemas of the OpenAPI document, by component name.
-SCHEMA_NAMES = ("DealRequest", "HintRequest", "MoveRequest", "ReplayRequest", "SolveRequest", "StateRequest")
+SCHEMA_NAMES = ("DailyReplayRequest", "DealRequest", "HintRequest", "MoveRequest", "ReplayRequest", "SolveRequest", "StateRequest")
 
 
 def field_values(schema: Schema, seen: set[int] | None = None) -> Iterator[tuple[str, Any]]:
