@@ -300,20 +300,13 @@ def get_daily(query: dict[str, Any], game_id: str) -> Response:
     headers = {"ETag": etag, "Cache-Control": f"public, max-age={cache_seconds(day, now, settings.daily_past_days)}"}
     if current_request().if_none_match.contains_weak(etag.removeprefix("W/").strip('"')):
         return Response(status=304, headers=headers)
-    if grade is None:  # v1's answer, unchanged
-        answer = json_answer({
-            "deal": format_deal(deal),
-            **position_answer(protection, dealt_position(protection, game, deal)),
-            "date": day.isoformat(),
-        })
-    else:
-        dealt = graded_daily(protection, game, deal, grade)
-        answer = json_answer({
-            "deal": format_deal(dealt.deal),
-            **position_answer(protection, dealt),
-            "difficulty": grade.value,
-            "date": day.isoformat(),
-        })
+    dealt = dealt_position(protection, game, deal) if grade is None else graded_daily(protection, game, deal, grade)
+    answer = json_answer({
+        "deal": format_deal(dealt.deal),
+        **position_answer(protection, dealt),
+        **({} if grade is None else {"difficulty": grade.value}),  # only when asked: v1's answer is unchanged
+        "date": day.isoformat(),
+    })
     answer.headers.update(headers)
     return answer
 
