@@ -4,8 +4,10 @@ player who sees only what a player sees and follows the service's player-knowled
 The hint player asks for a hint (:func:`~service.solver.player_hint`, as ``POST /hint``
 with ``"knowledge": "player"`` and ``"autoplay": "safe"`` answers it with the default
 budget), plays its move, lets safe autoplay run, and asks again, until the game is won, no
-hint is left (``stuck``), a position comes back (``loop``: following the hints would go
-round for ever) or :data:`MAX_HINTS` hints were followed (``cap``). Its hints are decided by
+hint is left (``stuck``), every legal move leads back to a position it has played
+(``loop``) or :data:`MAX_HINTS` hints were followed (``cap``). It never plays a position
+twice: when a hint leads back to one, it asks again, avoiding that move (the request's
+``avoid``), as a player who sees the hints going round would. Its hints are decided by
 positions, never by the clock, so a deal's line is the same on any machine.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from service.engine.core import Move
 from service.engine.registry import get_game
 from service.solver import Limits, Outcome, player_hint, solve_position
 from service.solver.autoplay import run_autoplay
@@ -38,7 +41,7 @@ class HintStop(StrEnum):
 
     WON = "won"
     STUCK = "stuck"  # no hint: no legal move left
-    LOOP = "loop"  # a position came back
+    LOOP = "loop"  # every legal move leads back to a position already played
     CAP = "cap"  # MAX_HINTS hints followed
 
 
@@ -59,13 +62,20 @@ def follow_hints(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
     for followed in range(MAX_HINTS):
         if game.is_won(state):
             return HintStop.WON.value, positions, followed, None
-        given = player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True)
-        positions += given.search.states
-        if given.move is None:
-            return HintStop.STUCK.value, positions, followed, None
-        state = run_autoplay(game, game.apply(state, given.move))[0]
-        if state in seen:
-            return HintStop.LOOP.value, positions, followed + 1, None
+        legal = len(game.legal_moves(state))
+        avoid: set[Move] = set()
+        while True:
+            given = player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=frozenset(avoid))
+            positions += given.search.states
+            if given.move is None:
+                return HintStop.STUCK.value, positions, followed, None
+            after = run_autoplay(game, game.apply(state, given.move))[0]
+            if after not in seen:
+                break
+            avoid.add(given.move)  # it would come back: ask again, avoiding it
+            if len(avoid) == legal:
+                return HintStop.LOOP.value, positions, followed, None
+        state = after
         seen.add(state)
     return (HintStop.WON if game.is_won(state) else HintStop.CAP).value, positions, MAX_HINTS, None
 

@@ -40,6 +40,35 @@ def solve_position(game: Game, state: State, limits: Limits, autoplay: bool = Fa
     return result
 
 
+def solve_avoiding(game: Game, state: State, limits: Limits, avoid: frozenset[Move]) -> SolveResult:
+    """A solution of ``state`` that does not start with a move of ``avoid`` (what a
+    client that asks a hint ``avoid`` those moves is answered): :func:`solve_position`
+    when ``avoid`` is empty; else the position after each other legal move, in the
+    heuristic's order, searched in turn with the positions the earlier ones left, as a
+    depth-first search's root tries its children. ``unsolvable`` when every such position
+    was proved lost (the avoided moves may still win); ``unknown`` when the budget ran out
+    first."""
+    if not avoid:
+        return solve_position(game, state, limits)
+    started = time.monotonic()
+    ordered, _ = heuristic_order(game, state, game.legal_moves(state))
+    states, stopped = 0, None
+    for move in (m for m in ordered if m not in avoid):
+        left = left_of(game, limits, states)
+        if left.max_states < 1 or left.max_seconds <= 0:
+            stopped = StopReason.TIME if left.max_seconds <= 0 else StopReason.STATES
+            break
+        after = game.apply(state, move)
+        found = solve_position(game, after, left)
+        states += found.states
+        if found.result is Outcome.SOLVED:
+            return SolveResult(Outcome.SOLVED, [move, *found.moves], states, time.monotonic() - started)
+        if found.result is Outcome.UNKNOWN:
+            stopped = stopped or found.stopped_by
+    outcome = Outcome.UNSOLVABLE if stopped is None else Outcome.UNKNOWN
+    return SolveResult(outcome, [], states, time.monotonic() - started, stopped)
+
+
 def left_of(game: Game, limits: Limits, states: int) -> Limits:
     """What ``limits`` leave of a search of ``game`` once ``states`` positions are spent."""
     return limits.spent(states, pace_of(game))
@@ -109,35 +138,41 @@ def heuristic_hint(
     return Hint(ordered[0], f"{why}; the heuristic's choice: {heuristic}", winnable, search, samples)
 
 
-def hint(game: Game, state: State, limits: Limits, autoplay: bool = False) -> Hint:
+def hint(game: Game, state: State, limits: Limits, autoplay: bool = False, avoid: frozenset[Move] = frozenset()) -> Hint:
     """A solution's first move if one is found within ``limits``; else the heuristic's
     choice (:func:`heuristic_hint`). With ``autoplay`` the move is the same (autoplay runs
     after a move, so the line to play with it starts with the solution's first move,
     :mod:`.autoplay`); the reason counts that line's moves when it is completed within
-    ``limits``. Reads every card of ``state``, face-down ones included:
-    :func:`~service.solver.sampling.player_hint` is the player-knowledge hint."""
+    ``limits``. Never a move of ``avoid`` (:func:`solve_avoiding`); the caller makes sure
+    a legal move is left outside it. Reads every card of ``state``, face-down ones
+    included: :func:`~service.solver.sampling.player_hint` is the player-knowledge hint."""
     legal = game.legal_moves(state)
     settled = settled_hint(game, state, legal)
     if settled is not None:
         return settled
-    result = solve_position(game, state, limits)
+    allowed = [m for m in legal if m not in avoid]
+    result = solve_avoiding(game, state, limits, avoid)
+    avoiding = f" that avoids the {len(legal) - len(allowed)} move(s) asked" if avoid else ""
     if result.result is Outcome.SOLVED:
-        reason = f"first move of a solution of {len(result.moves)} move(s) found in {result.seconds:.2f} s"
+        reason = f"first move of a solution of {len(result.moves)} move(s){avoiding} found in {result.seconds:.2f} s"
         if autoplay:
             played = with_autoplay(game, state, result, limits)
             if played.result is Outcome.SOLVED:
                 n = len(played.moves)
-                reason = f"first move of a solution of {n} move(s) to play with safe autoplay, found in {played.seconds:.2f} s"
+                reason = f"first move of a solution of {n} move(s){avoiding} to play with safe autoplay, found in {played.seconds:.2f} s"
                 result = played
             else:
                 reason += "; its line to play with safe autoplay, which starts with the same move, was not completed within the budget"
                 result = SolveResult(Outcome.SOLVED, result.moves, played.states, played.seconds)
         return Hint(result.moves[0], reason, True, result)
     if result.result is Outcome.UNSOLVABLE:
+        if avoid:
+            why = "no line that avoids the moves asked wins (the solver searched every position after the others)"
+            return heuristic_hint(game, state, allowed, why, None, result)
         why = "the game can no longer be won (the solver searched every reachable position)"
         return heuristic_hint(game, state, legal, why, False, result)
-    why = f"no solution found within {result.seconds:.2f} s"
-    return heuristic_hint(game, state, legal, why, None, result)
+    why = f"no solution{avoiding} found within {result.seconds:.2f} s"
+    return heuristic_hint(game, state, allowed, why, None, result)
 
 
 @dataclass

@@ -53,7 +53,7 @@ from enum import StrEnum
 
 from service.engine.core import Game, Move, State
 
-from .answers import Hint, SampleCount, heuristic_hint, heuristic_order, hint, left_of, solve_position
+from .answers import Hint, SampleCount, heuristic_hint, heuristic_order, hint, left_of, solve_avoiding, solve_position
 from .autoplay import autoplay_line, run_autoplay
 from .search import Limits, Outcome, SolveResult
 from .settings import SAMPLED_POSITIONS_PER_SECOND
@@ -121,15 +121,18 @@ class SampledSearch:
         return SolveResult(Outcome.UNKNOWN, moves, self.states + more_states, self.seconds + more_seconds, stopped)
 
 
-def search_samples(game: Game, state: State, limits: Limits, samples: int) -> SampledSearch:
+def search_samples(
+    game: Game, state: State, limits: Limits, samples: int, avoid: frozenset[Move] = frozenset()
+) -> SampledSearch:
     """Solve ``samples`` samples of ``state``'s hidden information, each with its share of
     the positions and of the time budget (itself counted in positions), whatever the
-    clock says."""
+    clock says; with ``avoid``, each for a solution that starts with another move
+    (:func:`~.answers.solve_avoiding`)."""
     rng = random.Random(visible_seed(game, state))
     drawn = [game.sample_hidden(state, rng) for _ in range(samples)]
     share = Limits(limits.max_seconds / samples, positions_per_sample(limits, samples))
     started = time.monotonic()
-    results = [solve_position(game, sample, share) for sample in drawn]
+    results = [solve_avoiding(game, sample, share, avoid) for sample in drawn]
     return SampledSearch(drawn, results, time.monotonic() - started)
 
 
@@ -156,28 +159,36 @@ def most_won_move(results: list[SolveResult], ranked: list[Move]) -> Pick | None
     return Pick(move, len(wins[move]), wins[move][0])
 
 
-def sample_and_pick(game: Game, state: State, limits: Limits, samples: int) -> tuple[SampledSearch, Pick | None]:
+def sample_and_pick(
+    game: Game, state: State, limits: Limits, samples: int, avoid: frozenset[Move] = frozenset()
+) -> tuple[SampledSearch, Pick | None]:
     """Search the samples of ``state`` and pick the move that wins the most of them, ties
-    broken by the heuristic's order on the first sample (:func:`most_won_move`)."""
-    sampled = search_samples(game, state, limits, samples)
-    ranked, _ = heuristic_order(game, sampled.view, game.legal_moves(state))
+    broken by the heuristic's order on the first sample (:func:`most_won_move`); never a
+    move of ``avoid``."""
+    sampled = search_samples(game, state, limits, samples, avoid)
+    ranked, _ = heuristic_order(game, sampled.view, [m for m in game.legal_moves(state) if m not in avoid])
     return sampled, most_won_move(sampled.results, ranked)
 
 
-def player_hint(game: Game, state: State, limits: Limits, samples: int, autoplay: bool = False) -> Hint:
+def player_hint(
+    game: Game, state: State, limits: Limits, samples: int, autoplay: bool = False, avoid: frozenset[Move] = frozenset()
+) -> Hint:
     """The hint of a player who sees only the visible position (see the module docstring);
     the exact :func:`~.answers.hint` where the hidden information cannot matter (a game
     won or lost among them: no legal move is left). ``autoplay`` changes the sampled hint's
-    move in nothing (see the module docstring)."""
+    move in nothing (see the module docstring). Never a move of ``avoid``: each sample is
+    then searched for a solution that starts with another move."""
     if not game.hidden_matters(state):
-        return hint(game, state, limits, autoplay)
-    sampled, pick = sample_and_pick(game, state, limits, samples)
+        return hint(game, state, limits, autoplay, avoid)
+    sampled, pick = sample_and_pick(game, state, limits, samples, avoid)
     count = sampled.count
+    avoiding = " by a line that avoids the moves asked" if avoid else ""
     if pick is None:
-        why = f"none of {count.of} samples of the hidden cards was won within its share of the budget"
-        return heuristic_hint(game, sampled.view, game.legal_moves(state), why, None, sampled.summary([]), count)
+        why = f"none of {count.of} samples of the hidden cards was won{avoiding} within its share of the budget"
+        allowed = [m for m in game.legal_moves(state) if m not in avoid]
+        return heuristic_hint(game, sampled.view, allowed, why, None, sampled.summary([]), count)
     reason = (
-        f"{count.won} of {count.of} samples of the hidden cards were won, {pick.wins} of them "
+        f"{count.won} of {count.of} samples of the hidden cards were won{avoiding}, {pick.wins} of them "
         "starting with this move (no other move starts more); the hidden cards are guessed, so "
         "whether the game can be won is unknown"
     )
