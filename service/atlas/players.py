@@ -13,9 +13,10 @@ positions, never by the clock, so a deal's line is the same on any machine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
-from service.engine.core import Move
+from service.engine.core import Move, State
 from service.engine.registry import get_game
 from service.solver import Limits, Outcome, player_hint, solve_position
 from service.solver.autoplay import run_autoplay
@@ -53,31 +54,51 @@ def solve(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
     return found.result.value, found.states, moves, found.stopped_by.value if found.stopped_by else None
 
 
-def follow_hints(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
-    """The hint player's game: (how it ended, positions its hints searched, hints followed, None)."""
+@dataclass
+class HintGame:
+    """A hint player's game: how it ended, the positions its hints searched, and each
+    position it played from with the moves it asked the hint there to avoid (those that
+    lead back to a position already played) and the hinted move it then played."""
+
+    stop: HintStop
+    positions: int
+    played: list[tuple[State, frozenset[Move], Move]]
+    final: State
+
+
+def play_by_hints(game_id: str, deal: int) -> HintGame:
+    """Play ``deal`` by the player-knowledge hints (see the module docstring)."""
     game = get_game(game_id)
     state = run_autoplay(game, game.deal_state(deal))[0]
     seen = {state}
     positions = 0
-    for followed in range(MAX_HINTS):
+    played: list[tuple[State, frozenset[Move], Move]] = []
+    while len(played) < MAX_HINTS:
         if game.is_won(state):
-            return HintStop.WON.value, positions, followed, None
+            return HintGame(HintStop.WON, positions, played, state)
         legal = len(game.legal_moves(state))
-        avoid: set[Move] = set()
+        avoid: frozenset[Move] = frozenset()
         while True:
-            given = player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=frozenset(avoid))
+            given = player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=avoid)
             positions += given.search.states
             if given.move is None:
-                return HintStop.STUCK.value, positions, followed, None
+                return HintGame(HintStop.STUCK, positions, played, state)
             after = run_autoplay(game, game.apply(state, given.move))[0]
             if after not in seen:
                 break
-            avoid.add(given.move)  # it would come back: ask again, avoiding it
+            avoid |= {given.move}  # it would come back: ask again, avoiding it
             if len(avoid) == legal:
-                return HintStop.LOOP.value, positions, followed, None
+                return HintGame(HintStop.LOOP, positions, played, state)
+        played.append((state, avoid, given.move))
         state = after
         seen.add(state)
-    return (HintStop.WON if game.is_won(state) else HintStop.CAP).value, positions, MAX_HINTS, None
+    return HintGame(HintStop.WON if game.is_won(state) else HintStop.CAP, positions, played, state)
+
+
+def follow_hints(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
+    """The hint player's line: (how it ended, positions its hints searched, hints followed, None)."""
+    played = play_by_hints(game_id, deal)
+    return played.stop.value, played.positions, len(played.played), None
 
 
 PLAYS = {Player.SOLVER: solve, Player.HINTS: follow_hints}

@@ -145,18 +145,19 @@ def json_answer(payload: dict[str, Any]) -> Response:
     return answer
 
 
-def read_move(game: Game, data: Mapping[str, Any]) -> Move:
-    """The move a request sent (422 if unreadable, 409 if it names a pile the game lacks)."""
+def read_move(game: Game, data: Mapping[str, Any], where: str = "/move") -> Move:
+    """The move a request sent at ``where`` (its problems' pointer): 422 if unreadable, 409
+    if it names a pile the game lacks."""
     move = data if type(data) is dict else dict(data)  # (a dict is read as it is: nothing here changes it)
     if move.get("action") == CARD_MOVE and ("from" not in move or "to" not in move):
         raise ApiError(
             ProblemCode.INVALID_MOVE, "a card move names its `from` and `to` piles",
-            [("/move", f"`from` and `to` are required for action {CARD_MOVE!r}")],
+            [(where, f"`from` and `to` are required for action {CARD_MOVE!r}")],
         )
     try:
         return move_from_json(game, move)
     except NotationError as e:
-        raise ApiError(ProblemCode.INVALID_MOVE, str(e), [("/move" + p.where, p.message) for p in e.problems]) from None
+        raise ApiError(ProblemCode.INVALID_MOVE, str(e), [(where + p.where, p.message) for p in e.problems]) from None
     except IllegalMoveError as e:
         raise ApiError(ProblemCode.ILLEGAL_MOVE, e.rejection.detail, rule=e.rejection.rule) from None
 

@@ -62,6 +62,8 @@ class ProblemCode(StrEnum):
     UNKNOWN_GAME = "unknown-game", 404, "Unknown game"
     ILLEGAL_MOVE = "illegal-move", 409, "Illegal move"
     NO_WINNABLE_DEAL = "no-winnable-deal", 422, "No winnable deal found"
+    # A hint asked to avoid every legal move of its position (service/http/solver_api.py).
+    EVERY_MOVE_AVOIDED = "every-move-avoided", 422, "Every legal move avoided"
     # Daily challenges (service/http/daily.py): a query parameter that cannot be read (a date
     # not YYYY-MM-DD, options not a JSON object), and a day the window does not hold.
     INVALID_QUERY = "invalid-query", 400, "Invalid query parameter"

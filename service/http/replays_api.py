@@ -112,12 +112,11 @@ def replay(start: Position, moves: list[Mapping[str, Any]], safe_autoplay: bool)
 def read_replay_move(game: Game, data: Mapping[str, Any], index: int) -> Move:
     """Move ``index`` of a replay, read as the moves endpoint reads its ``move``; its
     problems point into ``/moves/<index>`` and carry the index."""
+    where = f"/moves/{index}"
     try:
-        return read_move(game, data)
+        return read_move(game, data, where)
     except ApiError as e:
-        where = f"/moves/{index}"
-        errors = [(where + w.removeprefix("/move"), m) for w, m in e.errors] or [(where, e.detail)]
-        raise ApiError(e.code, f"move {index}: {e.detail}", errors, e.rule, move_index=index) from None
+        raise ApiError(e.code, f"move {index}: {e.detail}", e.errors or [(where, e.detail)], e.rule, move_index=index) from None
 
 
 def replay_result(

@@ -23,7 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from service.engine.core import Game
+from service.engine.core import Game, Move, State
 from service.solver import (
     Hint,
     Knowledge,
@@ -42,7 +42,7 @@ from service.solver.pool import Search
 from . import contract_examples as examples
 from .app_settings import current_settings
 from .body import Blueprint
-from .games_api import ANSWER_HEADERS, link, read_state
+from .games_api import ANSWER_HEADERS, link, read_move, read_state
 from .observability import record_solver_run
 from .problems import ApiError, ProblemCode
 from .schemas import Autoplay
@@ -113,6 +113,32 @@ def knowledge_of(body: dict[str, Any]) -> Knowledge:
 def is_safe_autoplay(body: dict[str, Any]) -> bool:
     """Whether a search request asks for the line to play with safe autoplay."""
     return bool(body["autoplay"] == Autoplay.SAFE)
+
+
+def read_avoid(game: Game, state: State, raw: list[dict[str, Any]]) -> frozenset[Move]:
+    """The moves a hint must not answer (the request's ``avoid``), each read as the moves
+    endpoint reads its move, but 422 ``invalid-move`` for any that cannot be (one that
+    names a pile the game lacks included: it is not played, so nothing conflicts); 422
+    ``every-move-avoided`` when no legal move is left outside them. Moves that are not
+    legal here change nothing."""
+    avoid: set[Move] = set()
+    for index, data in enumerate(raw):
+        where = f"/avoid/{index}"
+        try:
+            avoid.add(read_move(game, data, where))
+        except ApiError as e:
+            detail = f"avoided move {index}: {e.detail}"
+            raise ApiError(ProblemCode.INVALID_MOVE, detail, e.errors or [(where, e.detail)], e.rule) from None
+    if not avoid:
+        return frozenset()
+    legal = game.legal_moves(state)
+    if legal and set(legal) <= avoid:
+        raise ApiError(
+            ProblemCode.EVERY_MOVE_AVOIDED,
+            f"all {len(legal)} legal move(s) of the position are avoided: no hint is left to give",
+            [("/avoid", "leave at least one legal move out of `avoid`")],
+        )
+    return frozenset(avoid.intersection(legal))
 
 
 def stats(result: SolveResult, limits: Limits) -> dict[str, Any]:
@@ -218,19 +244,21 @@ def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     heuristic's choice. With `player` knowledge, while hidden information can still change
     the game: the move that starts the most won samples' solutions, `winnable` `"unknown"`,
     and how many samples were won (`samples`). With `"autoplay": "safe"`, the first move
-    of the line to play with safe autoplay (the same move).
+    of the line to play with safe autoplay (the same move). Never a move of `avoid`: a
+    client that keeps its history breaks a circle of hints with it.
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""
     knowledge = knowledge_of(body)
     game, state, _ = read_state(game_id, body["state"])
+    avoid = read_avoid(game, state, body.get("avoid", ()))
     solver = current_settings().solver
     limits = capped_limits({}, solver.hint_seconds)
     autoplay = is_safe_autoplay(body)
     given: Hint = (
-        run_search(Search(hint, game, (state, limits, autoplay), limits.max_seconds))
+        run_search(Search(hint, game, (state, limits, autoplay, avoid), limits.max_seconds))
         if knowledge is Knowledge.FULL
-        else run_search(Search(player_hint, game, (state, limits, solver.samples, autoplay), limits.max_seconds))
+        else run_search(Search(player_hint, game, (state, limits, solver.samples, autoplay, avoid), limits.max_seconds))
     )
     return {
         "move": None if given.move is None else move_to_json(game, given.move),

@@ -31,6 +31,9 @@ from .schemas import (
 ANSWERED_STOP_REASONS: Final = [r.value for r in StopReason if r is not StopReason.DEPTH]
 
 MAX_REQUEST_SECONDS = 3600.0
+# The moves a hint may be asked to avoid: more than any position of these games has
+# legal moves, few enough that reading them stays cheap.
+MAX_AVOIDED_MOVES: Final = 100
 MAX_REQUEST_STATES = 10**9
 
 
@@ -183,6 +186,21 @@ class HintRequestSchema(Strict):
         "first move of a line to play so, which is the move it is without autoplay (autoplay runs only after a move); "
         "the `reason` of a solution's first move counts that line's moves. The position is taken as sent: where a safe move is still to make, it may "
         "be the hint."
+    )
+    avoid = fields.List(
+        move_field(MOVE_TEXT),
+        validate=validate.Length(max=MAX_AVOIDED_MOVES),
+        metadata={
+            "description": (
+                "Moves the hint must not answer (at most "
+                f"{MAX_AVOIDED_MOVES}), each as the moves endpoint takes it: the hint is then the best other move, "
+                "searched for a solution that starts with another move. A client that keeps its history sends a "
+                "hinted move that would bring back a position it has had, and asks again: following the hints so "
+                "never goes round in a circle. Moves that are not legal here are passed over; when every legal move "
+                "is avoided the answer is 422 `every-move-avoided`. Default: none."
+            ),
+            "maxItems": MAX_AVOIDED_MOVES,
+        },
     )
 
 

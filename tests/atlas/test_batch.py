@@ -255,21 +255,40 @@ def test_the_atlas_budgets_are_a_default_servers() -> None:
 @pytest.mark.parametrize(("gid", "deal"), [("abandon-hope", 1), ("small-billee", 1), ("penguin", 2)])
 def test_the_hint_player_plays_each_hint_and_says_how_the_game_ended(gid: str, deal: int) -> None:
     game = get_game(gid)
-    result, positions, followed, _ = players.follow_hints(gid, deal)
-    state, seen, spent = run_autoplay(game, game.deal_state(deal))[0], [], 0
-    for _ in range(followed):
+    played = players.play_by_hints(gid, deal)
+    assert players.follow_hints(gid, deal) == (played.stop.value, played.positions, len(played.played), None)
+    state, seen = run_autoplay(game, game.deal_state(deal))[0], []
+    for at, avoid, move in played.played:
+        assert at == state
         seen.append(state)
-        given = player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True)
-        assert given.move is not None
-        spent += given.search.states
-        state = run_autoplay(game, game.apply(state, given.move))[0]
-    assert spent == positions
-    if result == HintStop.WON:
+        given = player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True, avoid=avoid)
+        assert given.move == move and move not in avoid
+        # it avoids only moves that lead back to a position it has played
+        assert all(run_autoplay(game, game.apply(state, m))[0] in seen for m in avoid)
+        state = run_autoplay(game, game.apply(state, move))[0]
+    assert state == played.final and state not in seen, "a position was played twice"
+    if played.stop is HintStop.WON:
         assert game.is_won(state)
-    elif result == HintStop.LOOP:
-        assert state in seen
+    elif played.stop is HintStop.LOOP:
+        assert all(run_autoplay(game, game.apply(state, m))[0] in seen for m in game.legal_moves(state))
     else:
-        assert result == HintStop.STUCK and not game.legal_moves(state)
+        assert played.stop is HintStop.STUCK and not game.legal_moves(state)
+
+
+def test_following_the_hints_alone_goes_round_where_the_hint_player_avoids() -> None:
+    """Penguin deal 2: a player who follows each hint as given comes back to a position;
+    the hint player, asking again with ``avoid``, wins it."""
+    game = get_game("penguin")
+    state = run_autoplay(game, game.deal_state(2))[0]
+    seen = set()
+    while state not in seen and not game.is_won(state):
+        seen.add(state)
+        move = player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True).move
+        assert move is not None
+        state = run_autoplay(game, game.apply(state, move))[0]
+    assert state in seen
+    played = players.play_by_hints("penguin", 2)
+    assert played.stop is HintStop.WON and any(avoid for _, avoid, _ in played.played)
 
 
 def test_the_hint_players_lines_go_to_their_own_folder_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
