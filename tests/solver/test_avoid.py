@@ -11,8 +11,8 @@ from service.engine.registry import GAME_CLASSES, get_game
 from service.solver import Limits, Outcome, hint, player_hint, solve_position
 from service.solver.answers import solve_avoiding
 from service.solver.autoplay import run_autoplay
-from service.solver.search import StopReason, budget_of, verify
 from service.solver.plugins import pace_of
+from service.solver.search import StopReason, budget_of, verify
 
 from .test_sampling import HIDDEN_GAMES, LIMITS, SAMPLES, hidden_reordered, positions
 
