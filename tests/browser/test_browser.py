@@ -11,6 +11,7 @@ the pages run in the quick loop too.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -245,6 +246,39 @@ def test_hint_is_highlighted(page: Page, base_url: str) -> None:
     expect(page.locator(".card.hint-from").first).to_be_visible()
     expect(page.locator(".pile.hint-to")).to_have_count(1)
     expect(page.locator("#message")).to_contain_text("Hint")
+
+
+def position_key(state: dict[str, Any]) -> str:
+    return json.dumps([state["piles"], state["counters"]], sort_keys=True)
+
+
+@pytest.mark.slow
+def test_a_hint_never_leads_back_to_a_position_of_the_game(page: Page, base_url: str) -> None:
+    """Penguin deal 2, played by its hints as the page plays them (no autoplay), up to the
+    first position where the plain hint would bring back a position of the game: there the
+    page asks again with that move in ``avoid``, and shows the other move."""
+    hint_path = "/v1/games/penguin/hint"
+    answer = api(base_url, "/v1/games/penguin/deals", {"deal": 2})
+    had, path = {position_key(answer["state"])}, []
+    for _ in range(200):
+        plain = api(base_url, hint_path, {"state": answer["state"]})["move"]
+        after = api(base_url, "/v1/games/penguin/moves", {"state": answer["state"], "move": plain, "autoplay": "none"})
+        if position_key(after["state"]) in had:
+            break
+        path.append(plain)
+        answer = after
+        had.add(position_key(answer["state"]))
+    else:
+        pytest.fail("the plain hints of Penguin deal 2 never lead back within 200 moves")
+    avoiding = api(base_url, hint_path, {"state": answer["state"], "avoid": [plain]})["move"]
+    assert avoiding != plain
+    open_deal(page, base_url, "penguin", 2)
+    for move in path:
+        click_move(page, move)
+    page.locator("#hint-button").click()
+    wait_idle(page)
+    expect(page.locator("#message")).to_contain_text("avoids the 1 move(s) asked")
+    expect(pile(page, avoiding["to"])).to_have_class(_has("hint-to"))
 
 
 @pytest.mark.slow

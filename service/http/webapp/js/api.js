@@ -40,8 +40,8 @@ export const api = {
   /** Apply one move (one listed in `legal_moves`), with safe autoplay if asked. */
   move: (id, state, move, autoplay) =>
     call("POST", `${game(id)}/moves`, { state, move, autoplay: autoplay ? "safe" : "none" }),
-  /** The solver's suggested move for a position. */
-  hint: (id, state) => call("POST", `${game(id)}/hint`, { state }),
+  /** The solver's suggested move for a position, never one of `avoid` (moves as `legal_moves` lists them). */
+  hint: (id, state, avoid = []) => call("POST", `${game(id)}/hint`, avoid.length ? { state, avoid } : { state }),
   /** A whole solution, or a proof there is none, within the server's time budget. */
   solve: (id, state) => call("POST", `${game(id)}/solve`, { state }),
 };

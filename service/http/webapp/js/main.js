@@ -240,10 +240,25 @@ function describe(move) {
   return `${card || "the card"}${count > 1 ? ` and the ${count - 1} above it` : ""} from ${where(move.from)} to ${where(move.to)}`;
 }
 
+/** What a state shows, to tell whether a move brings back a position already had. */
+const positionKey = (state) => JSON.stringify([state.piles, state.counters]);
+
 async function hint() {
   const entry = current();
   await withBusy(async () => {
-    const answer = await api.hint(app.game.id, entry.state);
+    // A hint is a fresh search's first move and the service keeps no history, so one may
+    // lead back to a position of this game (and the next hint forward again): such a move
+    // is tried (nothing is played), then avoided, and the hint asked again.
+    const had = new Set(app.history.slice(0, app.pos + 1).map((e) => positionKey(e.state)));
+    const avoid = [];
+    let answer;
+    for (;;) {
+      answer = await api.hint(app.game.id, entry.state, avoid);
+      if (current() !== entry || !answer.move || avoid.length + 1 >= entry.legal_moves.length) break;
+      const after = await api.move(app.game.id, entry.state, answer.move, ui.autoplay.checked);
+      if (!had.has(positionKey(after.state))) break;
+      avoid.push(answer.move);
+    }
     if (current() !== entry) return;
     const move = answer.move;
     if (!move) {
