@@ -8,8 +8,9 @@
     grades difficulty thresholds per game from the per-deal lines (--write: the asset)
     validate  cheap players' wins per grade, on deals the calibration did not use
 
-Each takes --player: solver (the default: every card known, the winnability table) or
-hints (a player who follows the service's player-knowledge hints).
+Each takes --player: solver (the default: every card known, the winnability table),
+hints (a player who follows the service's player-knowledge hints) or full-hints (the same
+player following full-knowledge hints).
 """
 
 from __future__ import annotations

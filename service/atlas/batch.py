@@ -5,7 +5,7 @@ counted in positions, never read off the clock, so a deal's line is the same on 
 machine, under any load, with any number of workers: the merge (:func:`merge`) of any set
 of runs over a range is one file, byte for byte.
 
-Layout under an output directory ``out`` (the hint player's the same under ``out/hints``)::
+Layout under an output directory ``out`` (a hint player's the same under ``out/hints`` or ``out/full-hints``)::
 
     out/<game>/deals-<first>-<last>.jsonl   lines as they are decided, any order
     out/<game>.jsonl                        the merge: one line per deal, by deal
@@ -76,7 +76,7 @@ def merged_path(out: Path, game_id: str, player: Player = Player.SOLVER) -> Path
 
 
 def player_dir(out: Path, player: Player) -> Path:
-    """The solver's results at the top of ``out``, the hint player's in ``out/hints``."""
+    """The solver's results at the top of ``out``, a hint player's in ``out/<player>`` (``hints``, ``full-hints``)."""
     return out if player is Player.SOLVER else out / player.value
 
 

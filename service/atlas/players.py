@@ -9,6 +9,10 @@ hint is left (``stuck``), every legal move leads back to a position it has playe
 twice: when a hint leads back to one, it asks again, avoiding that move (the request's
 ``avoid``), as a player who sees the hints going round would. Its hints are decided by
 positions, never by the clock, so a deal's line is the same on any machine.
+
+The same player following full-knowledge hints (``full-hints``, ``"knowledge": "full"``)
+plays as the hint player would if it could see every card: set beside it, it tells what
+the hidden cards cost from what following a 1 s hint costs.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from enum import StrEnum
 
 from service.engine.core import Move, State
 from service.engine.registry import get_game
-from service.solver import Limits, Outcome, player_hint, solve_position
+from service.solver import Knowledge, Limits, Outcome, hint, player_hint, solve_position
 from service.solver.autoplay import run_autoplay
 
 # The budgets are the atlas's own, fixed so that its lines stay comparable; they equal a
@@ -35,6 +39,7 @@ class Player(StrEnum):
 
     SOLVER = "solver"  # the solver, every card known
     HINTS = "hints"  # a player who follows the player-knowledge hints
+    FULL_HINTS = "full-hints"  # the same player following full-knowledge hints (every card known)
 
 
 class HintStop(StrEnum):
@@ -66,8 +71,8 @@ class HintGame:
     final: State
 
 
-def play_by_hints(game_id: str, deal: int) -> HintGame:
-    """Play ``deal`` by the player-knowledge hints (see the module docstring)."""
+def play_by_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAYER) -> HintGame:
+    """Play ``deal`` by the hints of that ``knowledge`` (see the module docstring)."""
     game = get_game(game_id)
     state = run_autoplay(game, game.deal_state(deal))[0]
     seen = {state}
@@ -79,7 +84,11 @@ def play_by_hints(game_id: str, deal: int) -> HintGame:
         legal = len(game.legal_moves(state))
         avoid: frozenset[Move] = frozenset()
         while True:
-            given = player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=avoid)
+            given = (
+                player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=avoid)
+                if knowledge is Knowledge.PLAYER
+                else hint(game, state, HINT_LIMITS, autoplay=True, avoid=avoid)
+            )
             positions += given.search.states
             if given.move is None:
                 return HintGame(HintStop.STUCK, positions, played, state)
@@ -95,10 +104,15 @@ def play_by_hints(game_id: str, deal: int) -> HintGame:
     return HintGame(HintStop.WON if game.is_won(state) else HintStop.CAP, positions, played, state)
 
 
-def follow_hints(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
+def follow_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAYER) -> tuple[str, int, int, str | None]:
     """The hint player's line: (how it ended, positions its hints searched, hints followed, None)."""
-    played = play_by_hints(game_id, deal)
+    played = play_by_hints(game_id, deal, knowledge)
     return played.stop.value, played.positions, len(played.played), None
 
 
-PLAYS = {Player.SOLVER: solve, Player.HINTS: follow_hints}
+def follow_full_hints(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
+    """The line of the hint player following full-knowledge hints (:func:`follow_hints`)."""
+    return follow_hints(game_id, deal, Knowledge.FULL)
+
+
+PLAYS = {Player.SOLVER: solve, Player.HINTS: follow_hints, Player.FULL_HINTS: follow_full_hints}

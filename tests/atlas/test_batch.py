@@ -19,7 +19,7 @@ from service.atlas.__main__ import main
 from service.atlas.players import HintStop, Player
 from service.engine.registry import game_ids, get_game
 from service.settings import read_settings
-from service.solver import Outcome, player_hint, solve_position
+from service.solver import Knowledge, Outcome, hint, player_hint, solve_position
 from service.solver.autoplay import run_autoplay
 
 GAME = "boomerang"  # tens of ms a deal: a kill lands in the middle of a run
@@ -252,16 +252,25 @@ def test_the_atlas_budgets_are_a_default_servers() -> None:
     assert players.HINT_LIMITS.max_seconds == solver.hint_seconds and solver.samples == players.HINT_SAMPLES
 
 
-@pytest.mark.parametrize(("gid", "deal"), [("abandon-hope", 1), ("small-billee", 1), ("penguin", 2)])
-def test_the_hint_player_plays_each_hint_and_says_how_the_game_ended(gid: str, deal: int) -> None:
+@pytest.mark.parametrize(
+    ("gid", "deal", "knowledge"),
+    [("abandon-hope", 1, Knowledge.PLAYER), ("small-billee", 1, Knowledge.PLAYER), ("penguin", 2, Knowledge.PLAYER),
+     ("small-billee", 1, Knowledge.FULL), ("amazons", 3, Knowledge.FULL)],
+)
+def test_the_hint_player_plays_each_hint_and_says_how_the_game_ended(gid: str, deal: int, knowledge: Knowledge) -> None:
     game = get_game(gid)
-    played = players.play_by_hints(gid, deal)
-    assert players.follow_hints(gid, deal) == (played.stop.value, played.positions, len(played.played), None)
+    played = players.play_by_hints(gid, deal, knowledge)
+    follow = players.PLAYS[Player.HINTS if knowledge is Knowledge.PLAYER else Player.FULL_HINTS]
+    assert follow(gid, deal) == (played.stop.value, played.positions, len(played.played), None)
     state, seen = run_autoplay(game, game.deal_state(deal))[0], []
     for at, avoid, move in played.played:
         assert at == state
         seen.append(state)
-        given = player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True, avoid=avoid)
+        given = (
+            player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True, avoid=avoid)
+            if knowledge is Knowledge.PLAYER
+            else hint(game, state, players.HINT_LIMITS, autoplay=True, avoid=avoid)
+        )
         assert given.move == move and move not in avoid
         # it avoids only moves that lead back to a position it has played
         assert all(run_autoplay(game, game.apply(state, m))[0] in seen for m in avoid)
