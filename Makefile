@@ -217,7 +217,8 @@ bench: venv native
 # The winnability atlas (docs/atlas.md): solve ATLAS_GAMES' deals ATLAS_DEALS on every core
 # into ATLAS_OUT (resumable: run it again after a kill), then print the table. Not run by
 # `make test`; `make atlas ATLAS_WRITE=--write` also updates the table the API serves;
-# ATLAS_PLAYER=hints plays the deals by following the player-knowledge hints instead.
+# ATLAS_PLAYER=hints plays the deals by following the player-knowledge hints instead
+# (full-hints: the full-knowledge hints).
 ATLAS_GAMES ?= all
 ATLAS_DEALS ?= 1-100000
 ATLAS_OUT ?= atlas-data
