@@ -23,6 +23,7 @@ from enum import StrEnum
 from service.engine.core import Move, State
 from service.engine.registry import get_game
 from service.solver import Knowledge, Limits, Outcome, hint, player_hint, solve_position
+from service.solver.answers import EveryMoveAvoided
 from service.solver.autoplay import run_autoplay
 
 # The budgets are the atlas's own, fixed so that its lines stay comparable; they equal a
@@ -81,23 +82,24 @@ def play_by_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAY
     while len(played) < MAX_HINTS:
         if game.is_won(state):
             return HintGame(HintStop.WON, positions, played, state)
-        legal = len(game.legal_moves(state))
         avoid: frozenset[Move] = frozenset()
         while True:
-            given = (
-                player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=avoid)
-                if knowledge is Knowledge.PLAYER
-                else hint(game, state, HINT_LIMITS, autoplay=True, avoid=avoid)
-            )
+            try:
+                given = (
+                    player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=avoid)
+                    if knowledge is Knowledge.PLAYER
+                    else hint(game, state, HINT_LIMITS, autoplay=True, avoid=avoid)
+                )
+            except EveryMoveAvoided:
+                return HintGame(HintStop.LOOP, positions, played, state)
             positions += given.search.states
             if given.move is None:
                 return HintGame(HintStop.STUCK, positions, played, state)
             after = run_autoplay(game, game.apply(state, given.move))[0]
-            if after not in seen:
+            # (a move that reveals a card never leads back: what is face down changed)
+            if game.move_reveals(state, given.move) or after not in seen:
                 break
             avoid |= {given.move}  # it would come back: ask again, avoiding it
-            if len(avoid) == legal:
-                return HintGame(HintStop.LOOP, positions, played, state)
         played.append((state, avoid, given.move))
         state = after
         seen.add(state)

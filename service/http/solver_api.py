@@ -37,6 +37,7 @@ from service.solver import (
     sampled_limits,
     solve_position,
 )
+from service.solver.answers import EveryMoveAvoided, avoided_here
 from service.solver.pool import Search
 
 from . import contract_examples as examples
@@ -116,29 +117,22 @@ def is_safe_autoplay(body: dict[str, Any]) -> bool:
 
 
 def read_avoid(game: Game, state: State, raw: list[dict[str, Any]]) -> frozenset[Move]:
-    """The moves a hint must not answer (the request's ``avoid``), each read as the moves
-    endpoint reads its move, but 422 ``invalid-move`` for any that cannot be (one that
-    names a pile the game lacks included: it is not played, so nothing conflicts); 422
-    ``every-move-avoided`` when no legal move is left outside them. Moves that are not
-    legal here change nothing."""
+    """The legal moves a hint must not answer (the request's ``avoid``), each read as the
+    moves endpoint reads its move (422 ``invalid-move`` for one it cannot read); moves
+    that are not legal here, one that names a pile the game lacks included, change
+    nothing. 422 ``every-move-avoided`` when no legal move is left outside them."""
     avoid: set[Move] = set()
     for index, data in enumerate(raw):
-        where = f"/avoid/{index}"
         try:
-            avoid.add(read_move(game, data, where))
+            avoid.add(read_move(game, data, f"/avoid/{index}"))
         except ApiError as e:
-            detail = f"avoided move {index}: {e.detail}"
-            raise ApiError(ProblemCode.INVALID_MOVE, detail, e.errors or [(where, e.detail)], e.rule) from None
-    if not avoid:
-        return frozenset()
-    legal = game.legal_moves(state)
-    if legal and set(legal) <= avoid:
-        raise ApiError(
-            ProblemCode.EVERY_MOVE_AVOIDED,
-            f"all {len(legal)} legal move(s) of the position are avoided: no hint is left to give",
-            [("/avoid", "leave at least one legal move out of `avoid`")],
-        )
-    return frozenset(avoid.intersection(legal))
+            if e.code is ProblemCode.ILLEGAL_MOVE:  # a pile the game lacks: a move that is not legal here
+                continue
+            raise ApiError(e.code, f"avoided move {index}: {e.detail}", e.errors) from None
+    try:
+        return avoided_here(game, state, frozenset(avoid))
+    except EveryMoveAvoided as e:
+        raise ApiError(ProblemCode.EVERY_MOVE_AVOIDED, str(e), [("/avoid", "leave at least one legal move out of `avoid`")]) from None
 
 
 def stats(result: SolveResult, limits: Limits) -> dict[str, Any]:
@@ -245,7 +239,8 @@ def hint_view(body: dict[str, Any], game_id: str) -> dict[str, Any]:
     the game: the move that starts the most won samples' solutions, `winnable` `"unknown"`,
     and how many samples were won (`samples`). With `"autoplay": "safe"`, the first move
     of the line to play with safe autoplay (the same move). Never a move of `avoid`: a
-    client that keeps its history breaks a circle of hints with it.
+    client that keeps its history breaks a circle of hints with it; 422
+    `every-move-avoided` when `avoid` holds every legal move.
 
     503 `solver-busy`, with `Retry-After`, at once when every solver process of the server
     is busy and its queue is full."""

@@ -192,14 +192,14 @@ class HintRequestSchema(Strict):
         validate=validate.Length(max=MAX_AVOIDED_MOVES),
         metadata={
             "description": (
-                "Moves the hint must not answer (at most "
-                f"{MAX_AVOIDED_MOVES}), each as the moves endpoint takes it: the hint is then the best other move, "
-                "searched for a solution that starts with another move. A client that keeps its history sends a "
-                "hinted move that would bring back a position it has had, and asks again: following the hints so "
-                "never goes round in a circle. Moves that are not legal here are passed over; when every legal move "
-                "is avoided the answer is 422 `every-move-avoided`. Default: none."
+                f"Moves the hint must not answer (at most {MAX_AVOIDED_MOVES}), each written as `legal_moves` writes "
+                "it: the hint is then another move, the position (with `player` knowledge, each sample) searched "
+                "for a solution that starts with one. A client that keeps its history sends a hinted move that "
+                "would bring back a position it has had, and asks again: following the hints so never goes round "
+                "in a circle. Entries that are not legal moves here (a pile the game lacks included) change "
+                "nothing; an entry that cannot be read as a move is 422 `invalid-move`; when every legal move is "
+                "avoided the answer is 422 `every-move-avoided`. Default: `[]` (no move avoided)."
             ),
-            "maxItems": MAX_AVOIDED_MOVES,
         },
     )
 

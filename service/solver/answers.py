@@ -40,14 +40,35 @@ def solve_position(game: Game, state: State, limits: Limits, autoplay: bool = Fa
     return result
 
 
+class EveryMoveAvoided(ValueError):
+    """Every legal move of the position was asked to be avoided: no hint is left to give."""
+
+
+def avoided_here(game: Game, state: State, avoid: frozenset[Move]) -> frozenset[Move]:
+    """The moves of ``avoid`` that are legal in ``state`` (the others change nothing);
+    raises :class:`EveryMoveAvoided` when they are every legal move of a game that goes on."""
+    if not avoid:
+        return avoid
+    legal = set(game.legal_moves(state))
+    here = avoid & legal
+    if legal and here == legal:
+        raise EveryMoveAvoided(f"all {len(legal)} legal move(s) of the position are avoided: no hint is left to give")
+    return frozenset(here)
+
+
+def avoiding(avoid: frozenset[Move]) -> str:
+    """What a hint's reason adds when it avoided moves: nothing when it avoided none."""
+    return f" that avoids the {len(avoid)} move(s) asked" if avoid else ""
+
+
 def solve_avoiding(game: Game, state: State, limits: Limits, avoid: frozenset[Move]) -> SolveResult:
     """A solution of ``state`` that does not start with a move of ``avoid`` (what a
     client that asks a hint ``avoid`` those moves is answered): :func:`solve_position`
     when ``avoid`` is empty; else the position after each other legal move, in the
-    heuristic's order, searched in turn with the positions the earlier ones left, as a
-    depth-first search's root tries its children. ``unsolvable`` when every such position
-    was proved lost (the avoided moves may still win); ``unknown`` when the budget ran out
-    first."""
+    heuristic's order, each searched afresh in turn with the positions the earlier ones
+    left (the order and the budget a depth-first root gives its children, so one hard
+    first move may spend it all). ``unsolvable`` when every such position was proved lost
+    (the avoided moves may still win); ``unknown`` when the budget ran out first."""
     if not avoid:
         return solve_position(game, state, limits)
     started = time.monotonic()
@@ -143,23 +164,26 @@ def hint(game: Game, state: State, limits: Limits, autoplay: bool = False, avoid
     choice (:func:`heuristic_hint`). With ``autoplay`` the move is the same (autoplay runs
     after a move, so the line to play with it starts with the solution's first move,
     :mod:`.autoplay`); the reason counts that line's moves when it is completed within
-    ``limits``. Never a move of ``avoid`` (:func:`solve_avoiding`); the caller makes sure
-    a legal move is left outside it. Reads every card of ``state``, face-down ones
+    ``limits``. Never a move of ``avoid`` (:func:`solve_avoiding`; :func:`avoided_here`
+    raises when it holds every legal move). Reads every card of ``state``, face-down ones
     included: :func:`~service.solver.sampling.player_hint` is the player-knowledge hint."""
     legal = game.legal_moves(state)
     settled = settled_hint(game, state, legal)
     if settled is not None:
         return settled
+    avoid = avoided_here(game, state, avoid)
     allowed = [m for m in legal if m not in avoid]
     result = solve_avoiding(game, state, limits, avoid)
-    avoiding = f" that avoids the {len(legal) - len(allowed)} move(s) asked" if avoid else ""
     if result.result is Outcome.SOLVED:
-        reason = f"first move of a solution of {len(result.moves)} move(s){avoiding} found in {result.seconds:.2f} s"
+        reason = f"first move of a solution of {len(result.moves)} move(s){avoiding(avoid)} found in {result.seconds:.2f} s"
         if autoplay:
             played = with_autoplay(game, state, result, limits)
             if played.result is Outcome.SOLVED:
                 n = len(played.moves)
-                reason = f"first move of a solution of {n} move(s){avoiding} to play with safe autoplay, found in {played.seconds:.2f} s"
+                reason = (
+                    f"first move of a solution of {n} move(s){avoiding(avoid)} to play with safe autoplay, "
+                    f"found in {played.seconds:.2f} s"
+                )
                 result = played
             else:
                 reason += "; its line to play with safe autoplay, which starts with the same move, was not completed within the budget"
@@ -167,11 +191,11 @@ def hint(game: Game, state: State, limits: Limits, autoplay: bool = False, avoid
         return Hint(result.moves[0], reason, True, result)
     if result.result is Outcome.UNSOLVABLE:
         if avoid:
-            why = "no line that avoids the moves asked wins (the solver searched every position after the others)"
+            why = f"no line{avoiding(avoid)} wins (the solver searched every position after the other moves)"
             return heuristic_hint(game, state, allowed, why, None, result)
         why = "the game can no longer be won (the solver searched every reachable position)"
         return heuristic_hint(game, state, legal, why, False, result)
-    why = f"no solution{avoiding} found within {result.seconds:.2f} s"
+    why = f"no solution{avoiding(avoid)} found within {result.seconds:.2f} s"
     return heuristic_hint(game, state, allowed, why, None, result)
 
 

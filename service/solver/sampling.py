@@ -53,7 +53,18 @@ from enum import StrEnum
 
 from service.engine.core import Game, Move, State
 
-from .answers import Hint, SampleCount, heuristic_hint, heuristic_order, hint, left_of, solve_avoiding, solve_position
+from .answers import (
+    Hint,
+    SampleCount,
+    avoided_here,
+    avoiding,
+    heuristic_hint,
+    heuristic_order,
+    hint,
+    left_of,
+    solve_avoiding,
+    solve_position,
+)
 from .autoplay import autoplay_line, run_autoplay
 from .search import Limits, Outcome, SolveResult
 from .settings import SAMPLED_POSITIONS_PER_SECOND
@@ -177,22 +188,28 @@ def player_hint(
     the exact :func:`~.answers.hint` where the hidden information cannot matter (a game
     won or lost among them: no legal move is left). ``autoplay`` changes the sampled hint's
     move in nothing (see the module docstring). Never a move of ``avoid``: each sample is
-    then searched for a solution that starts with another move."""
+    then searched for a solution that starts with another move (:func:`~.answers.avoided_here`
+    raises when it holds every legal move)."""
     if not game.hidden_matters(state):
         return hint(game, state, limits, autoplay, avoid)
+    avoid = avoided_here(game, state, avoid)
     sampled, pick = sample_and_pick(game, state, limits, samples, avoid)
     count = sampled.count
-    avoiding = " by a line that avoids the moves asked" if avoid else ""
     if pick is None:
-        why = f"none of {count.of} samples of the hidden cards was won{avoiding} within its share of the budget"
+        why = f"none of {count.of} samples of the hidden cards was won{by_a_line(avoid)} within its share of the budget"
         allowed = [m for m in game.legal_moves(state) if m not in avoid]
         return heuristic_hint(game, sampled.view, allowed, why, None, sampled.summary([]), count)
     reason = (
-        f"{count.won} of {count.of} samples of the hidden cards were won{avoiding}, {pick.wins} of them "
+        f"{count.won} of {count.of} samples of the hidden cards were won{by_a_line(avoid)}, {pick.wins} of them "
         "starting with this move (no other move starts more); the hidden cards are guessed, so "
         "whether the game can be won is unknown"
     )
     return Hint(pick.move, reason, None, sampled.summary([]), count)
+
+
+def by_a_line(avoid: frozenset[Move]) -> str:
+    """How a sampled hint's reason says its samples were won when it avoided moves."""
+    return f" by a line{avoiding(avoid)}" if avoid else ""
 
 
 @dataclass

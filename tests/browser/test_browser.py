@@ -279,6 +279,9 @@ def test_a_hint_never_leads_back_to_a_position_of_the_game(page: Page, base_url:
     wait_idle(page)
     expect(page.locator("#message")).to_contain_text("avoids the 1 move(s) asked")
     expect(pile(page, avoiding["to"])).to_have_class(_has("hint-to"))
+    count = avoiding.get("count", 1)
+    expect(card_of(page, avoiding["from"], count)).to_have_class(_has("hint-from"))
+    assert (avoiding["from"], avoiding["to"]) != (plain["from"], plain["to"])
 
 
 @pytest.mark.slow

@@ -119,6 +119,26 @@ def test_a_player_hint_does_not_change_with_the_hidden_cards_in_sealed_mode(
 
 
 @pytest.mark.parametrize("game_id", HIDDEN_GAMES)
+def test_a_player_hint_that_avoids_a_move_does_not_change_with_the_hidden_cards(
+    sealed_app: Flask, sealed_client: FlaskClient, game_id: str
+) -> None:
+    """Asked to avoid the move it gave, the hint is another move, and still the same for
+    positions that differ only in what is hidden (sealed mode, so player knowledge)."""
+    game = get_game(game_id)
+    checked = 0
+    for state in states_of(game_id):
+        if len(game.legal_moves(state)) < 2:
+            continue
+        sealed = [sealed_state(sealed_app, game, s) for s in (state, hidden_reordered(game, state))]
+        first = ask(sealed_client, game_id, "hint", sealed[0])
+        given = [ask(sealed_client, game_id, "hint", s, avoid=[first["move"]]) for s in sealed]
+        assert given[0]["move"] != first["move"]
+        assert same_answer(given[0]) == same_answer(given[1])
+        checked += 1
+    assert checked, f"no position of {game_id} with two legal moves was checked"
+
+
+@pytest.mark.parametrize("game_id", HIDDEN_GAMES)
 def test_the_same_player_request_gets_the_same_answer(open_client: FlaskClient, game_id: str) -> None:
     game = get_game(game_id)
     state = state_to_json(game, states_of(game_id)[1])

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from service.engine.core import Action, Move
 from service.engine.registry import GAME_CLASSES, get_game
 from service.solver import Limits, Outcome, hint, player_hint, solve_position
-from service.solver.answers import solve_avoiding
+from service.solver.answers import EveryMoveAvoided, avoided_here, solve_avoiding
 from service.solver.autoplay import run_autoplay
 from service.solver.plugins import pace_of
 from service.solver.search import StopReason, budget_of, verify
@@ -34,28 +35,51 @@ def test_a_hint_never_answers_an_avoided_move(game_id: str) -> None:
 
 
 @pytest.mark.parametrize("game_id", ["penguin", "amazons", "boomerang"])
-def test_an_empty_avoid_is_the_plain_search(game_id: str) -> None:
+def test_an_empty_avoid_and_moves_that_are_not_legal_are_the_plain_search(game_id: str) -> None:
     game = get_game(game_id)
     state = game.deal_state(5)
     plain, avoiding = solve_position(game, state, HINT_LIMITS), solve_avoiding(game, state, HINT_LIMITS, frozenset())
     assert (plain.result, plain.moves, plain.states) == (avoiding.result, avoiding.moves, avoiding.states)
-    assert hint(game, state, HINT_LIMITS, avoid=frozenset()).reason == hint(game, state, HINT_LIMITS).reason
+    elsewhere = Move(Action.MOVE, 0, 0, 1)  # a pile onto itself: not legal here, so it changes nothing
+    given = hint(game, state, HINT_LIMITS)
+    for avoid in (frozenset(), frozenset({elsewhere})):
+        other = hint(game, state, HINT_LIMITS, avoid=avoid)
+        assert (other.move, other.winnable, other.search.states) == (given.move, given.winnable, given.search.states)
+        assert "avoids" not in other.reason
 
 
-@pytest.mark.parametrize("game_id", ["penguin", "forty-thieves", "binary-star"])
-def test_an_avoiding_search_keeps_to_its_budget(game_id: str) -> None:
+@pytest.mark.parametrize("game_id", ["penguin", "amazons", "forty-thieves"])
+def test_avoiding_every_legal_move_is_refused(game_id: str) -> None:
+    game = get_game(game_id)
+    state = game.deal_state(4)
+    every = frozenset(game.legal_moves(state))
+    never = Move(Action.MOVE, 0, 0, 1)  # a pile onto itself: legal nowhere
+    assert avoided_here(game, state, frozenset({never})) == frozenset()
+    for avoid in (every, every | {never}):
+        with pytest.raises(EveryMoveAvoided):
+            hint(game, state, HINT_LIMITS, avoid=avoid)
+        with pytest.raises(EveryMoveAvoided):
+            player_hint(game, state, LIMITS, SAMPLES, avoid=avoid)
+    # one left out: that one is the hint
+    last = game.legal_moves(state)[-1]
+    assert hint(game, state, HINT_LIMITS, avoid=every - {last}).move == last
+
+
+@pytest.mark.parametrize(("game_id", "limits", "binding"), [
+    ("penguin", Limits(1.0, 50), StopReason.STATES), ("penguin", Limits(0.0001, 1_000_000), StopReason.TIME),
+    ("forty-thieves", Limits(1.0, 50), StopReason.STATES), ("binary-star", Limits(1.0, 50), StopReason.STATES),
+])
+def test_an_avoiding_search_keeps_to_its_budget(game_id: str, limits: Limits, binding: StopReason) -> None:
     game = get_game(game_id)
     state = game.deal_state(7)
     avoid = frozenset(game.legal_moves(state)[:1])
-    for limits in (Limits(1.0, 50), Limits(0.01, 1_000_000)):
-        found = solve_avoiding(game, state, limits, avoid)
-        budget, _ = budget_of(limits, pace_of(game))
-        # each position after a move gets what the earlier ones left; a plug-in whose own
-        # search has a floor (Binary Star's) overruns a tiny budget as a plain search does
-        floor = solve_position(game, state, limits).states
-        assert found.states <= max(budget, floor) + len(game.legal_moves(state))
-        if found.result is Outcome.UNKNOWN:
-            assert found.stopped_by in (StopReason.TIME, StopReason.STATES)
+    found = solve_avoiding(game, state, limits, avoid)
+    budget, _ = budget_of(limits, pace_of(game))
+    # each position after a move gets what the earlier ones left; a plug-in whose own
+    # search has a floor (Binary Star's) overruns a tiny budget as a plain search does
+    floor = solve_position(game, state, limits).states
+    assert found.states <= max(budget, floor) + len(game.legal_moves(state))
+    assert found.result is Outcome.UNKNOWN and found.stopped_by is binding
 
 
 def test_an_avoiding_search_proves_only_the_other_moves_lost() -> None:
@@ -77,13 +101,14 @@ def test_an_avoiding_search_proves_only_the_other_moves_lost() -> None:
 @pytest.mark.parametrize("game_id", HIDDEN_GAMES)
 def test_a_player_hint_that_avoids_is_the_same_whatever_the_hidden_order(game_id: str) -> None:
     game = get_game(game_id)
-    for state in positions(game_id)[:3]:
+    checked = 0
+    for state in positions(game_id)[:6]:
         first = player_hint(game, state, LIMITS, SAMPLES)
-        if first.move is None:
+        if first.move is None or len(game.legal_moves(state)) < 2:
             continue
         avoid = frozenset({first.move})
-        if set(game.legal_moves(state)) <= avoid:
-            continue
         given, other = (player_hint(game, s, LIMITS, SAMPLES, avoid=avoid) for s in (state, hidden_reordered(game, state)))
         assert given.move is not None and given.move not in avoid
         assert (given.move, given.reason, given.winnable, given.samples) == (other.move, other.reason, other.winnable, other.samples)
+        checked += 1
+    assert checked, f"no position of {game_id} with two legal moves was checked"

@@ -240,6 +240,9 @@ function describe(move) {
   return `${card || "the card"}${count > 1 ? ` and the ${count - 1} above it` : ""} from ${where(move.from)} to ${where(move.to)}`;
 }
 
+/** How many hinted moves that lead back to a position already had a hint avoids at most. */
+const HINT_RETRIES = 5;
+
 /** What a state shows, to tell whether a move brings back a position already had. */
 const positionKey = (state) => JSON.stringify([state.piles, state.counters]);
 
@@ -248,13 +251,14 @@ async function hint() {
   await withBusy(async () => {
     // A hint is a fresh search's first move and the service keeps no history, so one may
     // lead back to a position of this game (and the next hint forward again): such a move
-    // is tried (nothing is played), then avoided, and the hint asked again.
+    // is tried (nothing is played), then avoided, and the hint asked again, a few times.
     const had = new Set(app.history.slice(0, app.pos + 1).map((e) => positionKey(e.state)));
     const avoid = [];
     let answer;
     for (;;) {
       answer = await api.hint(app.game.id, entry.state, avoid);
-      if (current() !== entry || !answer.move || avoid.length + 1 >= entry.legal_moves.length) break;
+      const cornered = avoid.length + 1 >= Math.min(entry.legal_moves.length, HINT_RETRIES + 1);
+      if (current() !== entry || !answer.move || cornered) break;
       const after = await api.move(app.game.id, entry.state, answer.move, ui.autoplay.checked);
       if (!had.has(positionKey(after.state))) break;
       avoid.push(answer.move);
