@@ -4,10 +4,12 @@ player who sees only what a player sees and follows the service's player-knowled
 The hint player asks for a hint (:func:`~service.solver.player_hint`, as ``POST /hint``
 with ``"knowledge": "player"`` and ``"autoplay": "safe"`` answers it with the default
 budget), plays its move, lets safe autoplay run, and asks again, until the game is won, no
-hint is left (``stuck``), every legal move leads back to a position it has played
-(``loop``) or :data:`MAX_HINTS` hints were followed (``cap``). It never plays a position
-twice: when a hint leads back to one, it asks again, avoiding that move (the request's
-``avoid``), as a player who sees the hints going round would. Its hints are decided by
+hint is left (``stuck``), it has played every legal move of a position from it
+(``loop``) or :data:`MAX_HINTS` hints were followed (``cap``). It goes round no circle:
+when a hint leads back to a position it has played, it asks again, avoiding that move (the
+request's ``avoid``), as a player who sees the hints going round would; only when every
+legal move leads back does it go back, by the hint that avoids the moves it has already
+played from here (so no move is played twice from one position). Its hints are decided by
 positions, never by the clock, so a deal's line is the same on any machine.
 
 The same player following full-knowledge hints (``full-hints``, ``"knowledge": "full"``)
@@ -48,7 +50,7 @@ class HintStop(StrEnum):
 
     WON = "won"
     STUCK = "stuck"  # no hint: no legal move left
-    LOOP = "loop"  # every legal move leads back to a position already played
+    LOOP = "loop"  # every legal move of a position was played from it (lost, in practice)
     CAP = "cap"  # MAX_HINTS hints followed
 
 
@@ -64,7 +66,8 @@ def solve(game_id: str, deal: int) -> tuple[str, int, int, str | None]:
 class HintGame:
     """A hint player's game: how it ended, the positions its hints searched, and each
     position it played from with the moves it asked the hint there to avoid (those that
-    lead back to a position already played) and the hinted move it then played."""
+    lead back to a position already played, or, when all do, those already played from
+    it) and the hinted move it then played."""
 
     stop: HintStop
     positions: int
@@ -77,12 +80,14 @@ def play_by_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAY
     game = get_game(game_id)
     state = run_autoplay(game, game.deal_state(deal))[0]
     seen = {state}
+    tried: dict[State, set[Move]] = {}  # the moves played from each position
     positions = 0
     played: list[tuple[State, frozenset[Move], Move]] = []
     while len(played) < MAX_HINTS:
         if game.is_won(state):
             return HintGame(HintStop.WON, positions, played, state)
         avoid: frozenset[Move] = frozenset()
+        cornered = False  # every legal move leads back: a position may come back, a move from it may not
         while True:
             try:
                 given = (
@@ -91,15 +96,19 @@ def play_by_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAY
                     else hint(game, state, HINT_LIMITS, autoplay=True, avoid=avoid)
                 )
             except EveryMoveAvoided:
-                return HintGame(HintStop.LOOP, positions, played, state)
+                if cornered:
+                    return HintGame(HintStop.LOOP, positions, played, state)
+                cornered, avoid = True, frozenset(tried.get(state, ()))
+                continue
             positions += given.search.states
             if given.move is None:
                 return HintGame(HintStop.STUCK, positions, played, state)
             after = run_autoplay(game, game.apply(state, given.move))[0]
             # (a move that reveals a card never leads back: what is face down changed)
-            if game.move_reveals(state, given.move) or after not in seen:
+            if cornered or game.move_reveals(state, given.move) or after not in seen:
                 break
             avoid |= {given.move}  # it would come back: ask again, avoiding it
+        tried.setdefault(state, set()).add(given.move)
         played.append((state, avoid, given.move))
         state = after
         seen.add(state)

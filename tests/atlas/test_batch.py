@@ -263,24 +263,30 @@ def test_the_hint_player_plays_each_hint_and_says_how_the_game_ended(gid: str, d
     played = players.play_by_hints(gid, deal, knowledge)
     follow = players.PLAYS[Player.HINTS if knowledge is Knowledge.PLAYER else Player.FULL_HINTS]
     assert follow(gid, deal) == (played.stop.value, played.positions, len(played.played), None)
-    state, seen = run_autoplay(game, game.deal_state(deal))[0], []
+    state, seen, pairs = run_autoplay(game, game.deal_state(deal))[0], {}, set()
     for at, avoid, move in played.played:
         assert at == state
-        seen.append(state)
+        seen[state] = True
         given = (
             player_hint(game, state, players.HINT_LIMITS, players.HINT_SAMPLES, autoplay=True, avoid=avoid)
             if knowledge is Knowledge.PLAYER
             else hint(game, state, players.HINT_LIMITS, autoplay=True, avoid=avoid)
         )
         assert given.move == move and move not in avoid
-        # it avoids only moves that lead back to a position it has played
+        # it avoids only moves that lead back to a position it has played, and goes back
+        # itself only when every legal move does; never twice the same move from one position
         assert all(run_autoplay(game, game.apply(state, m))[0] in seen for m in avoid)
-        state = run_autoplay(game, game.apply(state, move))[0]
-    assert state == played.final and state not in seen, "a position was played twice"
+        after = run_autoplay(game, game.apply(state, move))[0]
+        if after in seen:
+            assert all(run_autoplay(game, game.apply(state, m))[0] in seen for m in game.legal_moves(state))
+        assert (state, move) not in pairs
+        pairs.add((state, move))
+        state = after
+    assert state == played.final
     if played.stop is HintStop.WON:
         assert game.is_won(state)
     elif played.stop is HintStop.LOOP:
-        assert all(run_autoplay(game, game.apply(state, m))[0] in seen for m in game.legal_moves(state))
+        assert all((state, m) in pairs for m in game.legal_moves(state))
     else:
         assert played.stop is HintStop.STUCK and not game.legal_moves(state)
 
