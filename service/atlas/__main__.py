@@ -6,7 +6,7 @@
     merge  one file per game, one line per deal, by deal
     table  the winnability table from the merged files; --write updates the shipped asset
     grades difficulty thresholds per game from the per-deal lines (--write: the asset)
-    validate  cheap players' wins per grade, on deals the calibration did not use
+    validate  tuned cheap players' wins per grade, on deals the calibration did not use (--write: the asset)
 
 Each takes --player: solver (the default: every card known, the winnability table),
 hints (a player who follows the service's player-knowledge hints) or full-hints (the same
@@ -99,10 +99,12 @@ def parser() -> argparse.ArgumentParser:
                    help="why a game without data is not graded (repeatable)")
     c.add_argument("--write", action="store_true", help=f"update {grades.ASSET.name}")
     c = sub.add_parser("validate")
-    c.add_argument("--data", type=Path, default=None,
-                   help="a results directory whose lines grade deals without solving them again")
+    c.add_argument("--data", type=Path, action="append", default=[],
+                   help="a results directory whose lines grade deals without solving them again (repeatable)")
     c.add_argument("--games", type=games, required=True, help="comma-separated game ids, or all")
-    c.add_argument("--per-game", type=whole_number(1), required=True, help="deals of each grade per game")
+    c.add_argument("--per-game", type=whole_number(1), help="deals of each grade per game (required unless --kept)")
+    c.add_argument("--write", action="store_true", help=f"keep each game's validation in {grades.ASSET.name}")
+    c.add_argument("--kept", action="store_true", help=f"print the validations {grades.ASSET.name} keeps; play nothing")
     c.add_argument("--scan", type=whole_number(1), default=5000, help="the most deals graded per game")
     c.add_argument("--workers", type=whole_number(0), default=0, help="processes (0: one per core)")
     return p
@@ -143,17 +145,31 @@ def calibrate(args: argparse.Namespace) -> int:
 
 def check(args: argparse.Namespace) -> int:
     """``validate``: cheap players' wins per grade past each game's calibration range."""
-    rows = []
+    if not args.kept and args.per_game is None:
+        print("validate: --per-game is required (or --kept)", file=sys.stderr)
+        return 2
+    found = []
     for gid in args.games:
-        calibration = grades.calibrations().get(gid)
-        if calibration is None:
+        if gid not in grades.calibrations():
             print(f"{gid}: not graded", file=sys.stderr)
             continue
+        if args.kept:
+            kept = grades.validation_of(gid)
+            if kept is None:
+                print(f"{gid}: not validated", file=sys.stderr)
+            else:
+                found.append(validate.Validation.from_json(gid, kept))
+            continue
         known = {}
-        if args.data is not None and batch.block_files(args.data, gid):
-            known = {line.deal: line for line in batch.merge(args.data, gid, write=False)}
-        rows.extend(validate.validate(gid, calibration.last_deal + 1, args.per_game, args.scan, args.workers, known))
-    print(validate.markdown(rows))
+        for data in args.data:
+            if batch.block_files(data, gid):
+                known.update({line.deal: line for line in batch.merge(data, gid, write=False)})
+        checked = validate.validate(gid, args.per_game, args.scan, args.workers, known)
+        if args.write:
+            grades.write_validation(gid, checked.as_json())
+        found.append(checked)
+        print(validate.markdown([checked]), file=sys.stderr)  # as each game is done
+    print(validate.tuning_markdown(found), validate.markdown(found), sep="\n\n")
     return 0
 
 

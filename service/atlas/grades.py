@@ -136,6 +136,12 @@ def calibrations() -> dict[str, Calibration]:
     return {gid: Calibration.from_json(c) for gid, c in _asset()["games"].items()}
 
 
+def validation_of(game_id: str) -> dict[str, Any] | None:
+    """``game_id``'s validation as the asset keeps it (:mod:`.validate`), None when it has none."""
+    found: dict[str, Any] | None = _asset()["games"].get(game_id, {}).get("validation")
+    return found
+
+
 def not_graded_reasons() -> dict[str, str]:
     """Why each game without a calibration has none."""
     reasons: dict[str, str] = _asset()["not_graded"]
@@ -222,3 +228,11 @@ def write_asset(found: Mapping[str, Calibration], not_graded: Mapping[str, str])
     ASSET.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     _asset.cache_clear()
 
+
+def write_validation(game_id: str, validation: Mapping[str, Any]) -> None:
+    """Keep ``game_id``'s validation (:mod:`.validate`) beside its calibration in
+    :data:`ASSET`. ``grades --write`` drops it: new thresholds are validated again."""
+    data = json.loads(ASSET.read_text(encoding="utf-8"))
+    data["games"][game_id]["validation"] = dict(validation)
+    ASSET.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    _asset.cache_clear()

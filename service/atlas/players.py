@@ -75,8 +75,11 @@ class HintGame:
     final: State
 
 
-def play_by_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAYER) -> HintGame:
-    """Play ``deal`` by the hints of that ``knowledge`` (see the module docstring)."""
+def play_by_hints(
+    game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAYER, limits: Limits = HINT_LIMITS,
+) -> HintGame:
+    """Play ``deal`` by the hints of that ``knowledge``, each searched within ``limits``
+    (see the module docstring)."""
     game = get_game(game_id)
     state = run_autoplay(game, game.deal_state(deal))[0]
     seen = {state}
@@ -91,9 +94,9 @@ def play_by_hints(game_id: str, deal: int, knowledge: Knowledge = Knowledge.PLAY
         while True:
             try:
                 given = (
-                    player_hint(game, state, HINT_LIMITS, HINT_SAMPLES, autoplay=True, avoid=avoid)
+                    player_hint(game, state, limits, HINT_SAMPLES, autoplay=True, avoid=avoid)
                     if knowledge is Knowledge.PLAYER
-                    else hint(game, state, HINT_LIMITS, autoplay=True, avoid=avoid)
+                    else hint(game, state, limits, autoplay=True, avoid=avoid)
                 )
             except EveryMoveAvoided:
                 if cornered:

@@ -10,10 +10,22 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from service.atlas import grades
+from service.atlas import grades, validate
+from service.atlas.__main__ import main
 from service.atlas.batch import DealLine
 from service.atlas.grades import GRADES, SHARES, Calibration, Grade, NotGraded
-from service.atlas.validate import Baseline, play
+from service.atlas.validate import (
+    LADDERS,
+    TUNING_BAND,
+    TUNING_TARGET,
+    Baseline,
+    Deals,
+    Row,
+    Validation,
+    gap,
+    nearest,
+    play,
+)
 from service.engine.registry import game_ids, get_game
 from service.http import create_app
 from service.http.app_settings import settings_of
@@ -92,9 +104,98 @@ def test_a_graded_search_stops_at_its_budget() -> None:
 
 def test_the_baseline_players_play_by_the_rules() -> None:
     game = get_game("penguin")
-    assert play(game, game.deal_state(2), Baseline.DFS)  # an easy deal: a small search wins it
-    for player in Baseline:
-        assert play(game, game.deal_state(1), player) in (True, False)
+    played = play(game, game.deal_state(2))  # an easy deal: a small search wins it
+    assert played.greedy is not None and 1 <= played.greedy <= LADDERS[Baseline.GREEDY][-1]
+    assert played.won(Baseline.GREEDY, played.greedy) and not played.won(Baseline.GREEDY, played.greedy - 1)
+    assert play(game, game.deal_state(2)) == played  # no clock, no chance: the same game each time
+    assert played.won(Baseline.FIRST, 0) is played.first and played.won(Baseline.FRESH, 0) is played.fresh
+    assert validate.looks_ahead("penguin", 2, 3_000)  # looking far enough ahead wins an easy deal
+
+
+def test_a_player_is_tuned_to_win_about_half_of_the_tuning_deals() -> None:
+    assert nearest({10: 0.0, 100: 0.3, 1_000: 0.6, 3_000: 0.9}) == 1_000
+    assert nearest({10: 0.4, 100: 0.6}) == 10  # a tie: the lower budget
+    assert nearest({10: 0.0, 100: 0.0}) == 10
+    assert TUNING_TARGET - TUNING_BAND > 0 and TUNING_TARGET + TUNING_BAND < 1
+    for ladder in LADDERS.values():
+        assert list(ladder) == sorted(set(ladder))
+
+
+def row(grade: Grade, won: int, deals: int = 200) -> Row:
+    return Row(grade, Deals(deals, 1, deals), {Baseline.GREEDY: won}, {Baseline.GREEDY: deals})
+
+
+@pytest.mark.parametrize(("won", "monotone", "rises", "separated"), [
+    ((150, 110, 90, 60), True, False, True),
+    ((150, 110, 115, 60), False, False, True),  # a rise of 5 in 200: noise
+    ((150, 60, 110, 60), False, True, True),  # hard's interval lies above medium's
+    ((30, 28, 27, 25), True, False, False),  # falling, but easy is not told from expert
+])
+def test_the_verdict_reads_the_tuned_player(won: tuple[int, ...], monotone: bool, rises: bool, separated: bool) -> None:
+    rows = [row(g, n) for g, n in zip(GRADES, won, strict=True)]
+    v = Validation("penguin", Baseline.GREEDY, 1_000, Deals(2, 1, 2), {Baseline.GREEDY: {1_000: 0.5}}, rows)
+    assert (v.monotone, v.rises, v.separated, v.holds) == (monotone, rises, separated, separated and not rises)
+    kept = Validation.from_json("penguin", v.as_json())
+    assert kept == v  # the asset keeps all a verdict reads
+
+
+@pytest.mark.parametrize(("game_id", "lookahead"), [("abandon-hope", False), ("penguin", True)])
+def test_a_small_validation_runs_end_to_end(monkeypatch: pytest.MonkeyPatch, game_id: str, lookahead: bool) -> None:
+    """4 tuning deals, 2 deals a grade. In Penguin, greedy gets 1 position (it wins nothing:
+    out of band), so lookahead is tuned and plays, leaving out the deals its first look solves."""
+    monkeypatch.setattr(validate, "TUNING_DEALS", 4)
+    if lookahead:
+        monkeypatch.setattr(validate, "LADDERS", {Baseline.GREEDY: (1,), Baseline.LOOKAHEAD: (30,)})
+    v = validate.validate(game_id, 2, 200, workers=1)
+    c, game = CALIBRATED[game_id], get_game(game_id)
+    assert v.player is (Baseline.LOOKAHEAD if lookahead else Baseline.GREEDY)
+    assert v.tuning_deals.count == 4 and v.tuning_deals.last <= c.last_deal
+    assert v.budget == nearest(v.tuning_shares[v.player])
+    for r in v.rows:
+        assert r.deals.count == 2 and r.deals.first > c.last_deal
+        assert r.played[Baseline.FIRST] == 2 and 0 <= r.won[v.player] <= r.played[v.player] <= 2
+        scores = [grades.score_of(game, game.deal_state(d)) for d in (r.deals.first, r.deals.last)]
+        assert all(s is not None and c.grade(s) is r.grade for s in scores)
+        if lookahead:
+            assert r.played[Baseline.LOOKAHEAD] == sum(s is not None and s > v.budget for s in scores)
+        else:
+            assert Baseline.LOOKAHEAD not in r.played
+
+
+@pytest.mark.parametrize("game_id", GRADED)
+def test_every_graded_game_s_grades_hold_on_deals_the_calibration_did_not_use(game_id: str) -> None:
+    """The asset's validation (``validate --write``), its verdict computed again from its
+    counts: a game is graded only if a tuned cheap player wins more on easier grades."""
+    c = CALIBRATED[game_id]
+    kept = grades.validation_of(game_id)
+    assert kept is not None, f"{game_id}: calibrated but not validated (python -m service.atlas validate --write)"
+    v = Validation.from_json(game_id, kept)
+    assert v.tuning_deals.count == validate.TUNING_DEALS and c.first_deal <= v.tuning_deals.first
+    assert v.tuning_deals.last <= c.last_deal
+    assert v.budget == nearest(v.tuning_shares[v.player])  # the tuning rule
+    greedy = v.tuning_shares[Baseline.GREEDY]
+    if gap(greedy[nearest(greedy)]) <= TUNING_BAND:
+        assert v.player is Baseline.GREEDY
+    else:  # lookahead was tuned too, and the nearer to the target plays
+        looks = v.tuning_shares[Baseline.LOOKAHEAD]
+        nearer = gap(looks[nearest(looks)]) < gap(greedy[nearest(greedy)])
+        assert v.player is (Baseline.LOOKAHEAD if nearer else Baseline.GREEDY)
+    for r in v.rows:
+        assert r.deals.count >= 200 and r.deals.first > c.last_deal, (game_id, r.grade)
+        assert r.played[v.player] >= 100, (game_id, r.grade)  # lookahead: what its first look did not solve
+    assert v.holds, f"{game_id}: {v.verdict}"
+    assert (kept["monotone"], kept["rises"], kept["separated"]) == (v.monotone, v.rises, v.separated)
+
+
+def test_the_kept_validations_print_without_playing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--games", "all", "--kept"]) == 0
+    out, err = capsys.readouterr()
+    for gid in GRADED:
+        kept = Validation.from_json(gid, grades.validation_of(gid) or {})
+        assert f"| {gid} | easy | {kept.rows[0].deals.count} (" in out
+        assert f"`{kept.player.value}` | " in out and f"at {kept.budget:,} |" in out
+    assert "forty-thieves: not graded" in err
+    assert main(["validate", "--games", "penguin"]) == 2  # neither --per-game nor --kept
 
 
 # --- over HTTP ---------------------------------------------------------------------------
