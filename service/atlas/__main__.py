@@ -26,6 +26,7 @@ from service.engine.registry import game_ids
 
 from . import batch, grades, table, validate
 from .players import Player
+from .workers import BrokenProcessPool
 
 
 def deal_range(text: str) -> range:
@@ -230,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         return solve(args) if args.command in ("run", "job") else tabulate(args)
     except (OSError, batch.BadResults, batch.ConflictingResults, table.GapInDeals) as e:
         print(f"python -m service.atlas {args.command}: {e}", file=sys.stderr)
+        return 1
+    except BrokenProcessPool:
+        resumes = "; the lines written so far stay, and the same command resumes after them"
+        print(f"python -m service.atlas {args.command}: a worker process died (killed, or out of memory?)"
+              f"{resumes if args.command in ('run', 'job') else ''}", file=sys.stderr)
         return 1
 
 

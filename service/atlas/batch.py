@@ -27,6 +27,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, wait
 from dataclasses import asdict, dataclass
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import TextIO
 from service.engine.registry import get_game
 
 from .players import PLAYS, Player
+from .workers import processes
 
 BLOCK = 1000  # the most deals one worker's task holds (one file)
 PROGRESS_EVERY = 0.5  # seconds between progress lines on a terminal
@@ -229,14 +231,14 @@ def run(
         for task in tasks:
             run_task(task, tick)
     else:
-        context = multiprocessing.get_context("fork")
-        shared = context.Value("q", 0)
-        with context.Pool(workers, _init_worker, (shared,)) as pool:
-            pending = pool.map_async(_run_in_worker, tasks, chunksize=1)
-            while not pending.ready():
-                pending.wait(bar.every)
+        shared = multiprocessing.get_context("fork").Value("q", 0)
+        with processes(workers, _init_worker, (shared,)) as pool:
+            pending = {pool.submit(_run_in_worker, task) for task in tasks}
+            while pending:
+                finished, pending = wait(pending, bar.every, FIRST_EXCEPTION)
+                for future in finished:
+                    future.result()  # a task's error, or BrokenProcessPool for a dead worker
                 bar.show(shared.value)
-            pending.get()
     bar.show(total, final=True)
     return total
 

@@ -40,13 +40,12 @@ atlas's lines, from the deal after the calibration range on, until each grade ha
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import pairwise
-from multiprocessing.pool import Pool
 from typing import Any
 
 from service.engine.core import Game, GroupName, Move, State
@@ -58,6 +57,7 @@ from .batch import DealLine
 from .grades import GRADES, Calibration, Grade, calibrations, score_of
 from .players import SOLVER_LIMITS, HintStop, play_by_hints
 from .table import percent, wilson
+from .workers import processes
 
 MAX_MOVES = 1_000
 
@@ -334,8 +334,8 @@ def winnable(
         won = [d for d in deals if d in known and known[d].result == "solved"]
         return won[:count]
     found: list[int] = []
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        for deal, score in pool.imap(_score, [(game_id, d) for d in deals], chunksize=8):
+    with processes(workers) as pool:
+        for deal, score in pool.map(_score, [(game_id, d) for d in deals], chunksize=8):
             if score is not None:
                 found.append(deal)
             if len(found) >= count:
@@ -356,8 +356,8 @@ def sample(
     if all(d in known for d in deals):
         scored = [(d, known[d].positions if known[d].result == "solved" else None) for d in deals]
         return _pick(calibration, chosen, scored, per_grade)
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return _pick(calibration, chosen, pool.imap(_score, [(game_id, d) for d in deals], chunksize=8), per_grade)
+    with processes(workers) as pool:
+        return _pick(calibration, chosen, pool.map(_score, [(game_id, d) for d in deals], chunksize=8), per_grade)
 
 
 def _pick(
@@ -375,17 +375,17 @@ def _pick(
     return chosen
 
 
-def tune_player(pool: Pool, game_id: str, tuning: list[int]) -> tuple[Baseline, int, dict[Baseline, dict[int, float]]]:
+def tune_player(pool: Executor, game_id: str, tuning: list[int]) -> tuple[Baseline, int, dict[Baseline, dict[int, float]]]:
     """The tuned player and its budget (the module's docstring), with each tried player's
     share of ``tuning`` won at each rung of its ladder."""
     def shares_of(won: Callable[[int, int], bool], ladder: tuple[int, ...]) -> dict[int, float]:
         return {b: sum(won(d, b) for d in tuning) / len(tuning) for b in ladder}
-    played = dict(pool.imap(_play, [(game_id, d) for d in tuning], chunksize=4))
+    played = dict(pool.map(_play, [(game_id, d) for d in tuning], chunksize=4))
     shares = {Baseline.GREEDY: shares_of(lambda d, b: played[d].won(Baseline.GREEDY, b), LADDERS[Baseline.GREEDY])}
     player, budget = Baseline.GREEDY, nearest(shares[Baseline.GREEDY])
     if gap(shares[player][budget]) > TUNING_BAND:
         rungs = LADDERS[Baseline.LOOKAHEAD]
-        looked = dict(pool.imap(_look, [(game_id, d, rungs) for d in tuning], chunksize=2))
+        looked = dict(pool.map(_look, [(game_id, d, rungs) for d in tuning], chunksize=2))
         shares[Baseline.LOOKAHEAD] = shares_of(lambda d, b: looked[d][b], rungs)
         other = nearest(shares[Baseline.LOOKAHEAD])
         if gap(shares[Baseline.LOOKAHEAD][other]) < gap(shares[player][budget]):
@@ -405,12 +405,12 @@ def validate(
     chosen = sample(game_id, calibration.last_deal + 1, per_grade, scan, workers, known)
     scores = {d: score for by_deal in chosen.values() for d, score in by_deal.items()}
 
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    with processes(workers) as pool:
         player, budget, shares = tune_player(pool, game_id, tuning)
-        results = dict(pool.imap(_play, [(game_id, d) for d in scores], chunksize=4))
+        results = dict(pool.map(_play, [(game_id, d) for d in scores], chunksize=4))
         if player is Baseline.LOOKAHEAD:
             fair = [(game_id, d, (budget,)) for d, score in scores.items() if score > budget]
-            for deal, looks in pool.imap(_look, fair, chunksize=2):
+            for deal, looks in pool.map(_look, fair, chunksize=2):
                 results[deal] = replace(results[deal], lookahead=looks)
     budgets = {p: nearest(shares[p]) for p in shares} | {player: budget}  # each tuned player at its own
     players = [p for p in Baseline if p in (Baseline.FIRST, Baseline.FRESH, Baseline.GREEDY, player)]
